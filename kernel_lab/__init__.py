@@ -1,0 +1,28 @@
+"""Kernel Lab: profiling-guided GPU kernel optimization in Jupyter.
+
+``import kernel_lab`` imports no torch or triton and runs no ncu; everything is loaded on use.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["profile", "diagnose", "analyze", "load_ipython_extension"]
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from kernel_lab.api import analyze, diagnose, profile
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("profile", "diagnose", "analyze"):
+        from kernel_lab import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'kernel_lab' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext kernel_lab``: registers ``%%profile``."""
+    from kernel_lab.magics import KernelLabMagics
+
+    ipython.register_magics(KernelLabMagics)

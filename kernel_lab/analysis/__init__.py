@@ -1,0 +1,1 @@
+"""Analysis of profiles: the conductor (ranked bottlenecks) and its rules."""

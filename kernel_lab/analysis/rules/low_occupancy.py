@@ -1,0 +1,63 @@
+"""low_occupancy: too few warps can be resident per SM to hide latency (ncu's TheoreticalOccupancy).
+
+Score: the missing share of warps (1 - theoretical occupancy) times the headroom to the nearest
+roof (more warps do not help a saturated unit; taken as 1 when throughputs were not collected),
+capped by the idle issue slots.
+"""
+from __future__ import annotations
+
+from kernel_lab.analysis import metrics as M
+from kernel_lab.models import Bottleneck, Kernel
+
+KIND = "low_occupancy"
+NEEDS = ((M.THEORETICAL_OCC, *M.OCCUPANCY_LIMITS.values()),)
+THRESHOLD_PCT = 80.0
+
+
+def _advice(limiter: str, k: Kernel, blocks: int) -> str:
+    threads = int(k.get(M.BLOCK) or 0)
+    if limiter == "registers":
+        regs = int(k.get(M.REGISTERS) or 0)
+        return (
+            f"Each thread uses {regs} registers; the SM's 65,536 registers then fit only {blocks} block(s)"
+            f" of {threads} threads. Lower register use: in Triton use smaller BLOCK sizes or fewer"
+            " num_stages (each thread holds less), in CUDA add __launch_bounds__(threads, minBlocks) or"
+            " -maxrregcount, and recompute cheap values instead of keeping them alive."
+        )
+    if limiter == "shared_memory":
+        smem = int(k.get(M.SHARED_PER_BLOCK) or 0)
+        return (
+            f"Each block uses {smem / 1024:.1f} KB of shared memory, so only {blocks} block(s) fit in an"
+            " SM's shared memory. Use smaller tiles (Triton: smaller BLOCK_M/N/K or fewer num_stages,"
+            " each stage buffers one tile), or reuse one buffer for several tiles in CUDA."
+        )
+    if limiter == "block_size":
+        return (
+            f"Blocks of {threads} threads are small: an SM runs at most 32 blocks, so at most"
+            f" {32 * threads} threads. Use at least 64 threads per block (Triton: num_warps >= 2)."
+        )
+    return (
+        f"With {threads} threads per block only {blocks} block(s) fit in the SM's 64 warps, leaving"
+        " warps unused. Pick a block size that divides 2048 threads (128, 256 or 512)."
+    )
+
+
+def evaluate(k: Kernel) -> Bottleneck | None:
+    theoretical = k.get(M.THEORETICAL_OCC)
+    if theoretical >= THRESHOLD_PCT:
+        return None
+    limits = {name: k.get(metric) for name, metric in M.OCCUPANCY_LIMITS.items()}
+    limiter = min(limits, key=lambda name: limits[name])  # dict order breaks ties
+    headroom = 1 - max(k.get(M.SM_PCT), k.get(M.MEM_PCT)) / 100 if k.has(M.SM_PCT, M.MEM_PCT) else 1.0
+    caps = [(1 - theoretical / 100) * headroom]
+    if k.has(M.ISSUE_ACTIVE):
+        caps.append(1 - k.get(M.ISSUE_ACTIVE))
+    evidence = {M.THEORETICAL_OCC: theoretical, M.OCCUPANCY_LIMITS[limiter]: limits[limiter]}
+    evidence.update({m: k.get(m) for m in (M.ACHIEVED_OCC, M.REGISTERS, M.SHARED_PER_BLOCK, M.BLOCK) if k.has(m)})
+    hint = (
+        f"Only {theoretical:.0f}% of the SM's warp slots can be filled (theoretical occupancy), limited"
+        f" by {limiter.replace('_', ' ')}. With few warps resident, when one warp waits for memory there"
+        f" is little other work to switch to, so the SM idles. {_advice(limiter, k, int(limits[limiter]))}"
+    )
+    summary = f"Low occupancy: {theoretical:.0f}% theoretical, limited by {limiter.replace('_', ' ')}"
+    return Bottleneck(KIND, max(0.0, min(caps)), summary, hint, evidence, limiter=limiter)

@@ -1,0 +1,46 @@
+"""memory_bound: the memory system, not the SMs, sets the pace (Nsight Compute's SOL test).
+
+Score: the time a typical remedy (fusion, narrower types, reuse) would save, assuming it
+halves the traffic: 0.5 x memory throughput (fraction of peak).
+"""
+from __future__ import annotations
+
+from kernel_lab.analysis import metrics as M
+from kernel_lab.analysis.rules._text import nbytes, rate
+from kernel_lab.models import Bottleneck, Kernel
+
+KIND = "memory_bound"
+NEEDS = ((M.SM_PCT, M.MEM_PCT),)
+NEAR_ROOF_PCT = 75.0
+
+
+def evaluate(k: Kernel) -> Bottleneck | None:
+    sm, mem = k.get(M.SM_PCT), k.get(M.MEM_PCT)
+    if mem < 60 or mem < sm:
+        return None
+    units = {"DRAM": k.get(M.DRAM_PCT), "L2 cache": k.get(M.L2_PCT), "L1/shared memory": k.get(M.L1_PCT)}
+    unit, unit_pct = max(((u, p) for u, p in units.items() if p is not None), key=lambda x: x[1])
+    dram = units["DRAM"]
+    moved = (k.get(M.DRAM_READ) or 0) + (k.get(M.DRAM_WRITE) or 0)
+    evidence = {M.SM_PCT: sm, M.MEM_PCT: mem}
+    evidence.update({m: k.get(m) for m in (M.DRAM_PCT, M.L2_PCT, M.L1_PCT, M.DRAM_READ, M.DRAM_WRITE, M.DRAM_BW) if k.has(m)})
+    if dram is not None and dram >= NEAR_ROOF_PCT:
+        where = (
+            f"DRAM runs at {dram:.0f}% of its peak"
+            + (f" ({rate(k.get(M.DRAM_BW))}, {nbytes(moved)} moved)" if k.has(M.DRAM_BW) else "")
+            + ": the kernel is already near the DRAM roofline, so tuning block sizes or warps will not"
+            " make it much faster. The gain is in moving fewer bytes:"
+        )
+    else:
+        where = (
+            f"The busiest unit is the {unit} at {unit_pct:.0f}% of its peak. Check first that every byte"
+            " fetched is used (coalescing, cache reuse), then move fewer bytes:"
+        )
+    hint = (
+        f"The kernel spends its time waiting for memory: memory throughput is {mem:.0f}% of peak while"
+        f" the SMs are only {sm:.0f}% busy. {where} fuse this kernel with the one that produces or"
+        " consumes its data so intermediates stay in registers, use a narrower type (bf16/fp16/fp8)"
+        " where accuracy allows, and reuse data through shared memory or L2 instead of re-reading it."
+    )
+    summary = f"Memory-bound: memory at {mem:.0f}% of peak ({unit} busiest), SMs at {sm:.0f}%"
+    return Bottleneck(KIND, 0.5 * mem / 100, summary, hint, evidence)

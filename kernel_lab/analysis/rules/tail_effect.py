@@ -1,0 +1,35 @@
+"""tail_effect: the last partial wave of blocks leaves most SMs idle.
+
+Score: the idle share of SM time, (ceil(W) - W) / ceil(W) for W waves, assuming blocks of equal
+length. (ncu's own estimate, 1 / (1 + floor(W)), is the worst case; this one is closer for
+nearly full last waves.)
+"""
+from __future__ import annotations
+
+import math
+
+from kernel_lab.analysis import metrics as M
+from kernel_lab.models import Bottleneck, Kernel
+
+KIND = "tail_effect"
+NEEDS = ((M.WAVES, M.GRID, M.SM_COUNT),)
+MIN_IDLE = 0.10
+
+
+def evaluate(k: Kernel) -> Bottleneck | None:
+    waves = k.get(M.WAVES)
+    if waves <= 1 or waves == math.floor(waves):
+        return None
+    idle = (math.ceil(waves) - waves) / math.ceil(waves)
+    if idle < MIN_IDLE:
+        return None
+    per_wave = k.get(M.GRID) / waves
+    hint = (
+        f"The grid runs in {waves:.2f} waves: {math.floor(waves)} full wave(s) of {per_wave:.0f} blocks,"
+        f" then a last wave only {waves - math.floor(waves):.0%} full, during which most SMs wait. About"
+        f" {idle:.0%} of SM time is lost. Make the number of blocks a multiple of {per_wave:.0f} (the"
+        " blocks that run at once), use more, smaller blocks so the remainder matters less, or write a"
+        " persistent kernel that loops over work items with one wave of blocks."
+    )
+    summary = f"Tail effect: {waves:.2f} waves, last wave {waves - math.floor(waves):.0%} full"
+    return Bottleneck(KIND, idle, summary, hint, {M.WAVES: waves, M.GRID: k.get(M.GRID), M.SM_COUNT: k.get(M.SM_COUNT)})

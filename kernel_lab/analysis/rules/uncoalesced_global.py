@@ -1,0 +1,56 @@
+"""uncoalesced_global: a warp's global accesses fetch sectors it does not use (ncu's UncoalescedGlobalAccess).
+
+Score: the share of L2 sectors that are excessive, weighted by how busy L2 is (as ncu does).
+Without source counters, falls back to the bytes used per 32-byte sector of global loads.
+"""
+from __future__ import annotations
+
+from kernel_lab.analysis import metrics as M
+from kernel_lab.analysis.rules._text import count
+from kernel_lab.analysis.source import top_lines
+from kernel_lab.models import Bottleneck, Kernel
+
+KIND = "uncoalesced_global"
+NEEDS = (
+    (M.SECTORS_EXCESSIVE, M.SECTORS_GLOBAL, M.LTS_ACTIVE, M.LTS_ELAPSED),
+    (M.BYTES_PER_SECTOR_LD, M.L2_PCT),
+)
+MIN_EXCESSIVE = 0.10
+ADVICE = (
+    " Make consecutive threads touch consecutive addresses: in Triton the fastest-varying index of"
+    " tl.arange must walk the contiguous dimension of the tensor (swap the index order or load a tile"
+    " and use tl.trans); in CUDA threadIdx.x must index the contiguous dimension, and a transpose-like"
+    " access should go through a shared-memory tile."
+)
+
+
+def evaluate(k: Kernel) -> Bottleneck | None:
+    if k.has(M.SECTORS_EXCESSIVE, M.SECTORS_GLOBAL, M.LTS_ACTIVE, M.LTS_ELAPSED):
+        total, excessive = k.get(M.SECTORS_GLOBAL), k.get(M.SECTORS_EXCESSIVE)
+        share = excessive / total if total else 0.0
+        if share < MIN_EXCESSIVE:
+            return None
+        score = share * k.get(M.LTS_ACTIVE) / k.get(M.LTS_ELAPSED)
+        evidence = {M.SECTORS_EXCESSIVE: excessive, M.SECTORS_GLOBAL: total}
+        what = (
+            f"{share:.0%} of the {count(total)} 32-byte sectors the kernel fetched from L2 for global"
+            " memory were not needed by the threads that asked for them"
+        )
+    else:
+        used = k.get(M.BYTES_PER_SECTOR_LD)
+        if used >= 32 * (1 - MIN_EXCESSIVE) or used <= 0:
+            return None
+        share = 1 - used / 32
+        score = share * k.get(M.L2_PCT) / 100
+        evidence = {M.BYTES_PER_SECTOR_LD: used}
+        what = f"global loads use only {used:.1f} of the 32 bytes of every sector they fetch"
+    for m in (M.BYTES_PER_SECTOR_LD, M.L2_PCT, M.DRAM_PCT):
+        if k.has(m):
+            evidence[m] = k.get(m)
+    hint = (
+        f"Uncoalesced global memory access: {what}. Memory moves in 32-byte sectors; when the 32 threads"
+        " of a warp read addresses far apart, each thread's 4 bytes cost a whole sector, so the kernel"
+        " moves several times the data it needs." + ADVICE
+    )
+    summary = f"Uncoalesced global access: {share:.0%} of sectors fetched are wasted"
+    return Bottleneck(KIND, score, summary, hint, evidence, top_lines(k, "excessive_sectors"))

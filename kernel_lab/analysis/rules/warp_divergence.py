@@ -1,0 +1,43 @@
+"""warp_divergence: lanes of a warp take different paths, so many are masked off (ncu's ThreadDivergence).
+
+Score: the idle lane share, 1 - min(active, predicated-on threads per instruction) / 32,
+weighted by SM throughput (as ncu does).
+"""
+from __future__ import annotations
+
+from kernel_lab.analysis import metrics as M
+from kernel_lab.models import Bottleneck, Kernel, SourceLine
+from kernel_lab.analysis.source import line_text
+
+KIND = "warp_divergence"
+NEEDS = ((M.THREADS_PER_INST, M.THREADS_PRED_ON_PER_INST, M.SM_PCT),)
+THRESHOLD = 24.0
+
+
+def _divergent_lines(k: Kernel, n: int = 3) -> tuple[SourceLine, ...]:
+    """Lines ranked by idle lanes: 32 x instructions - thread instructions."""
+    inst = k.line_counters.get("instructions", {})
+    threads = k.line_counters.get("thread_instructions", {})
+    idle = {loc: 32 * v - threads.get(loc, 32 * v) for loc, v in inst.items()}
+    total = sum(idle.values())
+    if total <= 0:
+        return ()
+    ranked = sorted(idle.items(), key=lambda x: -x[1])[:n]
+    return tuple(SourceLine(f, ln, v / total, line_text(k, f, ln)) for (f, ln), v in ranked if v / total >= 0.05)
+
+
+def evaluate(k: Kernel) -> Bottleneck | None:
+    active = min(k.get(M.THREADS_PER_INST), k.get(M.THREADS_PRED_ON_PER_INST))
+    if active >= THRESHOLD:
+        return None
+    idle = 1 - active / 32
+    hint = (
+        f"Only {active:.1f} of the 32 threads of a warp do useful work per instruction on average. A warp"
+        " executes one instruction for all its threads; when threads branch differently, the warp runs"
+        " each path in turn with the other threads switched off. Make branch conditions the same across"
+        " a warp (branch on the warp or block index, sort or bucket the work so neighbours take the same"
+        " path), or turn the branch into data (tl.where / a select) when both paths are short."
+    )
+    evidence = {M.THREADS_PER_INST: k.get(M.THREADS_PER_INST), M.THREADS_PRED_ON_PER_INST: k.get(M.THREADS_PRED_ON_PER_INST), M.SM_PCT: k.get(M.SM_PCT)}
+    summary = f"Warp divergence: {active:.1f} of 32 threads active per instruction"
+    return Bottleneck(KIND, idle * k.get(M.SM_PCT) / 100, summary, hint, evidence, _divergent_lines(k))

@@ -1,0 +1,79 @@
+"""Command line: ``kernel-lab profile SCRIPT.py`` and ``kernel-lab diagnose REPORT``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kernel_lab.errors import CellError, KernelLabError
+from kernel_lab.profiling.sections import DEFAULT_SECTIONS
+
+
+def _progress(event) -> None:
+    done = f" - {event.passes} passes" if event.passes else ""
+    sys.stderr.write(f"\r[kernel {event.number}] {event.kernel}: {event.percent:3d}%{done}   ")
+    if event.passes:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def add_profile_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``kernel-lab profile`` and ``%%profile``."""
+    parser.add_argument("-k", "--kernels", help="regex of kernel names to profile (default: kernels defined in the code)")
+    parser.add_argument("--all-kernels", action="store_true", help="profile every kernel in the profiled range")
+    parser.add_argument("--section", action="append", dest="sections", help="ncu section to collect (repeatable)")
+    parser.add_argument("--set", dest="section_set", help="ncu section set instead of sections, e.g. full")
+    parser.add_argument("-c", "--launch-count", type=int, default=20, help="profile at most this many launches")
+    parser.add_argument("--no-warmup", dest="warmup", action="store_false", help="do not run the code once before profiling")
+    parser.add_argument("--timeout", type=float, default=600.0, help="stop profiling after this many seconds")
+
+
+def profile_kwargs(args: argparse.Namespace) -> dict:
+    return {
+        "kernels": ".*" if args.all_kernels else args.kernels,
+        "sections": args.sections or DEFAULT_SECTIONS,
+        "section_set": args.section_set,
+        "launch_count": args.launch_count,
+        "warmup": args.warmup,
+        "timeout": args.timeout,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kernel-lab", description="Profiling-guided GPU kernel optimization.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    prof = sub.add_parser("profile", help="profile a script's kernels with Nsight Compute and write a report")
+    prof.add_argument("script", type=Path)
+    prof.add_argument("-o", "--output", type=Path, help="report path (default: SCRIPT.ncu-rep)")
+    prof.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    add_profile_options(prof)
+    diag = sub.add_parser("diagnose", help="print the ranked bottlenecks of a recorded report (no GPU needed)")
+    diag.add_argument("report", type=Path)
+    diag.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    args = parser.parse_args(argv)
+
+    from kernel_lab import api
+
+    try:
+        if args.command == "diagnose":
+            result = api.diagnose(args.report)
+        else:
+            output = args.output or args.script.with_suffix(".ncu-rep")
+            result = api.profile(args.script, output=output, on_progress=_progress, **profile_kwargs(args))
+            print(f"report written to {output}", file=sys.stderr)
+    except CellError as err:
+        print(err.traceback, file=sys.stderr)
+        print(f"kernel-lab: {err}", file=sys.stderr)
+        return 2
+    except KernelLabError as err:
+        print(f"kernel-lab: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(result.to_json(indent=2))
+    else:
+        print(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Renderers of results: plain text for terminals, HTML for notebooks and pages."""

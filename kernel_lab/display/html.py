@@ -1,0 +1,104 @@
+"""HTML rendering of a :class:`~kernel_lab.result.Result` for notebooks (no JavaScript needed)."""
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING
+
+from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref
+from kernel_lab.models import Bottleneck, Diagnosis
+
+if TYPE_CHECKING:
+    from kernel_lab.result import Result
+
+STYLE = """<style>
+.kl {font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45; max-width: 980px}
+.kl .banner {padding: 6px 10px; border-radius: 4px; background: #eef4ff; border-left: 4px solid #3b6fd8}
+.kl .banner.replay {background: #fff6e0; border-left-color: #d89b00}
+.kl .note {color: #8a4b00}
+.kl table {border-collapse: collapse; margin: 6px 0}
+.kl td, .kl th {border: 1px solid #ddd; padding: 2px 6px; text-align: right}
+.kl td:first-child, .kl th:first-child {text-align: left}
+.kl .kernel {margin-top: 14px}
+.kl .facts {color: #555}
+.kl ol {padding-left: 22px}
+.kl .kind {font-family: monospace; background: #f0f0f0; padding: 1px 5px; border-radius: 3px}
+.kl .score {color: #777}
+.kl pre {background: #f7f7f7; padding: 4px 8px; margin: 4px 0; white-space: pre-wrap}
+</style>"""
+
+_SUMMARY_FORMAT = {
+    "duration_us": "{:.1f}",
+    "sm_pct": "{:.0f}",
+    "memory_pct": "{:.0f}",
+    "dram_pct": "{:.0f}",
+    "achieved_occupancy_pct": "{:.0f}",
+    "theoretical_occupancy_pct": "{:.0f}",
+    "registers_per_thread": "{:.0f}",
+    "shared_mem_per_block": "{:.0f}",
+    "grid_size": "{:.0f}",
+    "block_size": "{:.0f}",
+    "waves": "{:.2f}",
+    "dram_bytes": "{:.3g}",
+}
+
+
+def _summary_table(result: Result) -> str:
+    frame = result.summary.drop(columns=["launch"])
+    head = "".join(f"<th>{escape(c)}</th>" for c in frame.columns)
+    rows = []
+    for _, row in frame.iterrows():
+        cells = []
+        for col, value in row.items():
+            text = "–" if value is None or value != value else _SUMMARY_FORMAT.get(col, "{}").format(value)
+            cells.append(f"<td>{escape(text)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _bottleneck(b: Bottleneck) -> str:
+    parts = [
+        f"<li><span class='kind'>{escape(b.kind)}</span> <b>{escape(b.summary)}</b>"
+        f" <span class='score'>score {b.score:.2f}</span><div>{escape(b.hint)}</div>"
+    ]
+    if b.source_lines:
+        parts.append("<pre>" + "\n".join(escape(source_ref(s)) for s in b.source_lines) + "</pre>")
+    details = "".join(
+        f"<tr><td>{escape(str(name))}</td><td>{value:,.4g}</td></tr>" if isinstance(value, float) else
+        f"<tr><td>{escape(str(name))}</td><td>{escape(str(value))}</td></tr>"
+        for name, value in b.evidence.items()
+    )
+    rules = "".join(
+        f"<li><b>{escape(r.rule)}</b> {escape(r.title)}: {escape(r.message)}"
+        + (f" <i>(est. speedup {r.speedup_pct:.0f}%)</i>" if r.speedup_pct is not None else "")
+        + "</li>"
+        for r in b.ncu_rules
+    )
+    parts.append(
+        f"<details><summary>metrics behind this</summary><table>{details}</table>"
+        + (f"Nsight Compute says:<ul>{rules}</ul>" if rules else "")
+        + "</details></li>"
+    )
+    return "".join(parts)
+
+
+def _diagnosis(d: Diagnosis) -> str:
+    body = "".join(_bottleneck(b) for b in d.bottlenecks) or "<li>No significant bottleneck found in the collected metrics.</li>"
+    skipped = (
+        f"<div class='facts'>Not evaluated (metrics not collected): {escape(', '.join(sorted(d.not_evaluated)))}</div>"
+        if d.not_evaluated
+        else ""
+    )
+    return (
+        f"<div class='kernel'><b>{escape(kernel_line(d.kernel))}</b>"
+        f"<div class='facts'>{escape(' · '.join(kernel_facts(d.kernel)))}</div><ol>{body}</ol>{skipped}</div>"
+    )
+
+
+def render(result: Result) -> str:
+    profile = result.profile
+    notes = "".join(f"<div class='note'>⚠ {escape(n)}</div>" for n in profile.notes)
+    cls = "banner replay" if profile.replay else "banner"
+    return (
+        f"{STYLE}<div class='kl'><div class='{cls}'>{escape(banner(profile))}</div>{notes}"
+        f"{_summary_table(result)}{''.join(_diagnosis(d) for d in result.diagnoses)}</div>"
+    )

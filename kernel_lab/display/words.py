@@ -1,0 +1,45 @@
+"""Phrases shared by the text and HTML renderers."""
+from __future__ import annotations
+
+from kernel_lab.analysis import metrics as M
+from kernel_lab.models import Kernel, Profile, SourceLine
+from kernel_lab.tables import occupancy_limiter
+
+
+def banner(profile: Profile) -> str:
+    devices = sorted({k.device for k in profile.kernels})
+    where = f" on {', '.join(devices)}" if devices else ""
+    if profile.replay:
+        return f"Kernel Lab: REPLAYING the recorded report {profile.origin}{where} (no GPU was used, the cell was not run)."
+    return f"Kernel Lab: profiled{where} with {profile.collector}."
+
+
+def kernel_line(k: Kernel) -> str:
+    parts = [k.name]
+    if k.has(M.DURATION):
+        parts.append(f"{k.get(M.DURATION) / 1000:.1f} µs")
+    if k.has(M.GRID, M.BLOCK):
+        parts.append(f"grid {k.get(M.GRID):.0f} × block {k.get(M.BLOCK):.0f}")
+    return "  ".join(parts)
+
+
+def kernel_facts(k: Kernel) -> list[str]:
+    facts = []
+    if k.has(M.SM_PCT, M.MEM_PCT):
+        facts.append(f"SM {k.get(M.SM_PCT):.0f}% · memory {k.get(M.MEM_PCT):.0f}% of peak")
+    if k.has(M.DRAM_PCT):
+        facts.append(f"DRAM {k.get(M.DRAM_PCT):.0f}%")
+    if k.has(M.THEORETICAL_OCC):
+        achieved = f"{k.get(M.ACHIEVED_OCC):.0f}% achieved / " if k.has(M.ACHIEVED_OCC) else ""
+        limiter = occupancy_limiter(k) if k.get(M.THEORETICAL_OCC) < 100 else None
+        facts.append(f"occupancy {achieved}{k.get(M.THEORETICAL_OCC):.0f}% theoretical" + (f" (limit: {limiter})" if limiter else ""))
+    if k.has(M.REGISTERS):
+        facts.append(f"{k.get(M.REGISTERS):.0f} regs/thread")
+    if k.has(M.SHARED_PER_BLOCK):
+        facts.append(f"{k.get(M.SHARED_PER_BLOCK) / 1024:.1f} KB smem/block")
+    return facts
+
+
+def source_ref(s: SourceLine) -> str:
+    name = s.file.rsplit("/", 1)[-1]
+    return f"{name}:{s.line} ({s.share:.0%})" + (f"  {s.text}" if s.text else "")

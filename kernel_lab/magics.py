@@ -1,0 +1,80 @@
+"""IPython magics: ``%%profile``. Parses options, calls :mod:`kernel_lab.api`, shows progress."""
+from __future__ import annotations
+
+import argparse
+import shlex
+import time
+from html import escape
+
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.display import HTML, display
+from traitlets import Float, Int, Unicode
+
+from kernel_lab.cli import add_profile_options, profile_kwargs
+from kernel_lab.profiling.ncu import Progress
+from kernel_lab.result import Result
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="%%profile", add_help=False, exit_on_error=False)
+    add_profile_options(parser)
+    parser.add_argument("--replay", help="diagnose this recorded .ncu-rep instead of running the cell (no GPU needed)")
+    parser.add_argument("-o", "--output", help="where to write the report")
+    return parser
+
+
+class _ProgressView:
+    """A live HTML line updated in place (works in JupyterLab, Notebook and nbclient)."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.handle = display(HTML("<i>Kernel Lab: running the cell under Nsight Compute…</i>"), display_id=True)
+
+    def __call__(self, event: Progress) -> None:
+        state = f"{event.passes} passes" if event.passes else f"{event.percent}%"
+        self.handle.update(HTML(
+            f"Profiling launch {event.number}: <code>{escape(event.kernel)}</code> "
+            f"<progress value='{event.percent}' max='100'></progress> {state}"
+        ))
+
+    def close(self, text: str) -> None:
+        self.handle.update(HTML(f"<i>{escape(text)} ({time.monotonic() - self.start:.1f} s)</i>"))
+
+
+@magics_class
+class KernelLabMagics(Magics):
+    """``%%profile [options]``: profile the cell's kernels with Nsight Compute and rank bottlenecks.
+
+    Settings (``%config KernelLabMagics.<name> = value``) give option defaults.
+    """
+
+    ncu_path = Unicode(None, allow_none=True, help="path to ncu (default: $KERNEL_LAB_NCU, then PATH)").tag(config=True)
+    launch_count = Int(20, help="profile at most this many kernel launches").tag(config=True)
+    timeout = Float(600.0, help="stop profiling after this many seconds").tag(config=True)
+
+    @cell_magic
+    def profile(self, line: str, cell: str) -> Result:
+        """Profile the kernels this cell launches. Run ``%%profile --help`` for options."""
+        from kernel_lab import api
+
+        parser = _parser()
+        parser.set_defaults(launch_count=self.launch_count, timeout=self.timeout)
+        if "--help" in line.split() or "-h" in line.split():
+            print(parser.format_help())
+            return None
+        try:
+            args = parser.parse_args(shlex.split(line))
+        except (argparse.ArgumentError, SystemExit) as err:
+            from IPython.core.error import UsageError
+
+            raise UsageError(f"%%profile: {err}. Run %%profile --help for the options.") from None
+        if args.replay:
+            return api.diagnose(args.replay)
+        view = _ProgressView()
+        try:
+            result = api.profile(cell, output=args.output, ncu_path=self.ncu_path, on_progress=view, **profile_kwargs(args))
+        except BaseException:
+            view.close("Profiling stopped")
+            raise
+        view.close(f"Profiled {len(result.profile.kernels)} kernel launch(es)")
+        return result

@@ -1,0 +1,137 @@
+"""Plain data passed between the stages: profiles in, bottlenecks out."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The bottleneck vocabulary shared by the conductor, the CLI's JSON and the tests.
+KINDS: tuple[str, ...] = (
+    "memory_bound",
+    "compute_bound",
+    "latency_bound",
+    "low_occupancy",
+    "uncoalesced_global",
+    "shared_bank_conflicts",
+    "small_grid",
+    "tail_effect",
+    "warp_divergence",
+    "register_spills",
+    "tensor_cores_unused",
+    "launch_overhead",
+)
+#: Limiters reported with ``low_occupancy``.
+LIMITERS: tuple[str, ...] = ("registers", "shared_memory", "block_size", "warps")
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One message of an Nsight Compute guided-analysis rule."""
+
+    rule: str
+    section: str
+    title: str
+    message: str
+    severity: str  # "OPT", "WRN", "INF" or "ERR", as ncu prints them
+    speedup_pct: float | None = None  # ncu's estimated speedup, in % of duration
+    speedup_scope: str | None = None  # "global" (whole kernel) or "local" (the rule's metric)
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """A line of the user's source and the share of a counter it accounts for."""
+
+    file: str
+    line: int
+    share: float  # 0..1 of the counter summed over all lines
+    text: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "share": round(self.share, 4), "text": self.text}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One profiled kernel launch: its metrics, ncu's rule results and per-line counters."""
+
+    index: int
+    name: str
+    demangled: str
+    metrics: Mapping[str, float]
+    units: Mapping[str, str] = field(default_factory=dict)
+    attributes: Mapping[str, str] = field(default_factory=dict)  # string-valued metrics
+    rules: tuple[RuleResult, ...] = ()
+    #: counter name -> {(file, line): value}, from Nsight Compute's source counters
+    line_counters: Mapping[str, Mapping[tuple[str, int], float]] = field(default_factory=dict)
+    source_files: Mapping[str, str] = field(default_factory=dict)
+    opcodes: Mapping[str, float] = field(default_factory=dict)  # SASS opcode -> warp instructions
+
+    def get(self, metric: str) -> float | None:
+        """The metric's value, or None when it was not collected."""
+        return self.metrics.get(metric)
+
+    def has(self, *metrics: str) -> bool:
+        return all(m in self.metrics for m in metrics)
+
+    @property
+    def device(self) -> str:
+        return self.attributes.get("device__attribute_display_name", "unknown GPU")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The kernels of one profiling run or report, and where they came from."""
+
+    kernels: tuple[Kernel, ...]
+    origin: str  # report path, or a description of the run
+    collector: str  # what collected it, e.g. "ncu 2025.3.1 (command line)"
+    replay: bool = False  # True when read from a recorded report instead of run now
+    notes: tuple[str, ...] = ()  # what is missing or degraded, in words
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """A ranked finding of the conductor, with its evidence and a hint for a learner."""
+
+    kind: str
+    score: float  # estimated share of the launch's time this accounts for (0..1)
+    summary: str  # one line with the key numbers
+    hint: str  # what is happening, why it costs time, what to change
+    evidence: Mapping[str, float | str] = field(default_factory=dict)
+    source_lines: tuple[SourceLine, ...] = ()
+    limiter: str | None = None  # for low_occupancy: one of LIMITERS
+    ncu_rules: tuple[RuleResult, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON form (see the README): kind, score, evidence, hint, source_lines."""
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "score": round(self.score, 4),
+            "summary": self.summary,
+            "evidence": dict(self.evidence),
+            "hint": self.hint,
+            "source_lines": [s.to_dict() for s in self.source_lines],
+        }
+        if self.limiter is not None:
+            out["limiter"] = self.limiter
+        if self.ncu_rules:
+            out["ncu_rules"] = [
+                {"rule": r.rule, "title": r.title, "speedup_pct": r.speedup_pct} for r in self.ncu_rules
+            ]
+        return out
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The conductor's verdict on one kernel: bottlenecks best-first, and what it could not check."""
+
+    kernel: Kernel
+    bottlenecks: tuple[Bottleneck, ...]
+    not_evaluated: Mapping[str, str] = field(default_factory=dict)  # kind -> why
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel.name,
+            "bottlenecks": [b.to_dict() for b in self.bottlenecks],
+            "not_evaluated": dict(self.not_evaluated),
+        }

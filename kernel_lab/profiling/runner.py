@@ -1,0 +1,125 @@
+"""Runs a cell file in a fresh process, the way ``%%profile`` wants it profiled.
+
+    python -m kernel_lab.profiling.runner CELL.py [--no-warmup] [--trace OUT.json]
+
+A cell either follows the Kernel Lab convention (it defines ``make_inputs()`` and
+``run(*inputs)``) or is plain code. Either way the first execution (Triton JIT compile,
+autotuning, allocations) happens *outside* the NVTX range ``kernel_lab@profile``, and one
+more execution happens inside it, so ``ncu --nvtx-include kernel_lab@profile/`` profiles only
+the user's steady-state launches.
+
+With ``--trace`` the profiled execution is recorded with ``torch.profiler`` instead (kernel
+names, durations and launch configuration, no hardware counters): the fallback when
+counters are not permitted.
+
+Lines starting with ``==KERNEL_LAB==`` on stdout report the phase; a failure of the cell
+exits with status 3 after printing the user's traceback (runner frames removed) on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from kernel_lab.profiling.sections import NVTX_DOMAIN, NVTX_RANGE
+
+MARK = "==KERNEL_LAB=="
+CELL_ERROR_EXIT = 3
+
+
+def _say(phase: str) -> None:
+    print(f"{MARK} {phase}", flush=True)
+
+
+def _synchronize() -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+@contextlib.contextmanager
+def _profiled_range(trace: Path | None) -> Iterator[None]:
+    import nvtx
+
+    tracer = None
+    if trace is not None:
+        import torch.profiler as tp
+
+        tracer = tp.profile(activities=[tp.ProfilerActivity.CUDA])
+        tracer.__enter__()
+    nvtx.push_range(NVTX_RANGE, domain=NVTX_DOMAIN)
+    try:
+        yield
+        _synchronize()
+    finally:
+        nvtx.pop_range(domain=NVTX_DOMAIN)
+        if tracer is not None:
+            tracer.__exit__(None, None, None)
+            tracer.export_chrome_trace(str(trace))
+
+
+def _cell_frames_only(exc: BaseException, cell: str) -> str:
+    """The traceback from the first frame in the user's cell onwards."""
+    if isinstance(exc, SyntaxError):
+        return "".join(traceback.format_exception_only(type(exc), exc))
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != cell:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
+
+
+def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None:
+    """Execute ``cell`` (warm-up, then once inside the profiled range)."""
+    filename = str(cell.resolve())
+    code = compile(cell.read_text(), filename, "exec")
+
+    def execute() -> dict:
+        namespace: dict = {"__name__": "__main__", "__file__": filename}
+        exec(code, namespace)  # noqa: S102 - running the user's own cell is the point
+        return namespace
+
+    _say("warm-up" if warmup else "setup")
+    namespace = execute() if warmup else {}
+    run: Callable | None = namespace.get("run")
+    make_inputs: Callable | None = namespace.get("make_inputs")
+    conventional = callable(run) and callable(make_inputs)
+    if conventional:
+        inputs = make_inputs()
+        run(*inputs)  # JIT compile and autotune happen here, outside the range
+    _synchronize()
+    _say("profile")
+    with _profiled_range(trace):
+        if conventional:
+            run(*inputs)
+        elif warmup:
+            with contextlib.redirect_stdout(io.StringIO()):  # the cell already printed once
+                execute()
+        else:
+            execute()
+    _say("done")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kernel_lab.profiling.runner")
+    parser.add_argument("cell", type=Path)
+    parser.add_argument("--no-warmup", dest="warmup", action="store_false")
+    parser.add_argument("--trace", type=Path, default=None)
+    args = parser.parse_args(argv)
+    filename = str(args.cell.resolve())
+    try:
+        run_cell(args.cell, warmup=args.warmup, trace=args.trace)
+    except BaseException as exc:  # noqa: BLE001 - report any failure of the user's code
+        if isinstance(exc, SystemExit) and not exc.code:
+            return 0
+        _say("cell-error")
+        sys.stderr.write(_cell_frames_only(exc, filename))
+        return CELL_ERROR_EXIT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

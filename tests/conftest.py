@@ -1,0 +1,45 @@
+"""Shared test helpers. Fixtures are real reports recorded on an H100 (kernel_lab/samples/)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "kernel_lab" / "samples"
+
+
+def has_gpu() -> bool:
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU")
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_gpu() and shutil.which("ncu"):
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU and ncu")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def sample():
+    """Path of a recorded sample report by its kind name."""
+
+    def path(name: str) -> Path:
+        p = SAMPLES / f"{name}.ncu-rep"
+        assert p.exists(), f"missing fixture {p}"
+        return p
+
+    return path
+
+
+def run_python(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run ``python -m ...`` with this interpreter and the repo importable."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)

@@ -1,0 +1,77 @@
+"""The cell runner, executed for real on the CPU with Triton's interpreter."""
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+
+from conftest import run_python
+
+pytest.importorskip("triton")
+
+KERNEL = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def add_kernel(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+"""
+INTERPRET = {"TRITON_INTERPRET": "1"}
+
+
+def phases(stdout: str) -> list[str]:
+    return [line.split(" ", 1)[1] for line in stdout.splitlines() if line.startswith("==KERNEL_LAB==")]
+
+
+def test_conventional_cell_warms_up_then_runs_once_in_range(tmp_path):
+    cell = tmp_path / "cell.py"
+    cell.write_text(KERNEL + dedent("""
+        CALLS = []
+        def make_inputs():
+            return torch.randn(1000), torch.randn(1000)
+        def run(x, y):
+            out = torch.empty_like(x)
+            add_kernel[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)
+            assert torch.allclose(out, x + y)
+            CALLS.append(1)
+            print("run call", len(CALLS))
+            return out
+    """))
+    proc = run_python("-m", "kernel_lab.profiling.runner", str(cell), env=INTERPRET)
+    assert proc.returncode == 0, proc.stderr
+    assert phases(proc.stdout) == ["warm-up", "profile", "done"]
+    # one warm-up call before the range, one call inside it
+    assert proc.stdout.index("run call 1") < proc.stdout.index("==KERNEL_LAB== profile") < proc.stdout.index("run call 2")
+
+
+def test_plain_cell_runs_twice_and_prints_once(tmp_path):
+    cell = tmp_path / "cell.py"
+    cell.write_text(KERNEL + dedent("""
+        x = torch.randn(300); y = torch.randn(300); out = torch.empty_like(x)
+        add_kernel[(2,)](x, y, out, 300, BLOCK=256)
+        print("ok", bool(torch.allclose(out, x + y)))
+    """))
+    proc = run_python("-m", "kernel_lab.profiling.runner", str(cell), env=INTERPRET)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("ok True") == 1
+
+
+def test_cell_error_shows_the_users_traceback_only(tmp_path):
+    cell = tmp_path / "cell.py"
+    cell.write_text("x = 1\n\ndef f():\n    return x / 0\n\nf()\n")
+    proc = run_python("-m", "kernel_lab.profiling.runner", str(cell))
+    assert proc.returncode == 3
+    assert "cell-error" in proc.stdout
+    assert f'File "{cell}", line 4, in f' in proc.stderr
+    assert "ZeroDivisionError" in proc.stderr
+    assert "runner.py" not in proc.stderr
+
+
+def test_syntax_error_is_reported_with_the_cell_line(tmp_path):
+    cell = tmp_path / "cell.py"
+    cell.write_text("a = 1\nb = (2\n")
+    proc = run_python("-m", "kernel_lab.profiling.runner", str(cell))
+    assert proc.returncode == 3
+    assert "SyntaxError" in proc.stderr and "runner.py" not in proc.stderr
