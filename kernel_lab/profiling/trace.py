@@ -21,10 +21,10 @@ def _open(path: Path):
     return gzip.open(path, "rt") if path.suffix == ".gz" else path.open()
 
 
-def _device(trace: dict) -> tuple[str, hardware.Gpu | None, int | None]:
+def _device(trace: dict, gpus: tuple) -> tuple[str, hardware.Gpu | None, int | None]:
     props = (trace.get("deviceProperties") or [{}])[0]
     name = props.get("name", "unknown GPU")
-    return name, hardware.lookup(name), props.get("numSms")
+    return name, hardware.lookup(name, gpus), props.get("numSms")
 
 
 def kernel_from_event(index: int, event: dict, device: str, gpu: hardware.Gpu | None, sms: int | None) -> Kernel:
@@ -58,15 +58,24 @@ def kernel_from_event(index: int, event: dict, device: str, gpu: hardware.Gpu | 
     )
 
 
-def load(path: str | Path, *, only: set[str] | None = None, collector: str = "torch.profiler trace") -> Profile:
-    """Kernels of a chrome trace written by torch.profiler; ``only`` keeps these kernel names."""
+def load(
+    path: str | Path,
+    *,
+    only: set[str] | None = None,
+    collector: str = "torch.profiler trace",
+    gpus: tuple[tuple[str, hardware.Gpu], ...] = hardware.GPUS,
+) -> Profile:
+    """Kernels of a chrome trace written by torch.profiler; ``only`` keeps these kernel names.
+
+    ``gpus`` is the hardware table used for the occupancy calculator.
+    """
     path = Path(path)
     try:
         with _open(path) as fh:
             trace = json.load(fh)
     except (OSError, ValueError) as exc:
         raise ReportError(f"Cannot read the trace {path}: {exc}.", fix="Record it again.") from exc
-    device, gpu, sms = _device(trace)
+    device, gpu, sms = _device(trace, gpus)
     events = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
     events = [e for e in events if only is None or e.get("name") in only]
     kernels = tuple(kernel_from_event(i, e, device, gpu, sms) for i, e in enumerate(events))

@@ -1,0 +1,86 @@
+"""The conductor's verdict on real reports of kernels that each plant one bottleneck."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kernel_lab import api, samples
+from kernel_lab.models import KINDS, LIMITERS
+
+#: sample -> the bottleneck that must be ranked first
+PRIMARY = {
+    "memory_bound": "memory_bound",
+    "uncoalesced_global": "uncoalesced_global",
+    "shared_bank_conflicts": "shared_bank_conflicts",
+    "low_occupancy_registers": "low_occupancy",
+    "low_occupancy_shared": "low_occupancy",
+    "small_grid": "small_grid",
+    "tail_effect": "tail_effect",
+    "register_spills": "register_spills",
+    "warp_divergence": "warp_divergence",
+    "tensor_cores_unused": "tensor_cores_unused",
+    "compute_bound": "compute_bound",
+    "latency_bound": "latency_bound",
+    "launch_overhead": "launch_overhead",
+    "bf16_gemm": "compute_bound",
+}
+
+
+def top(name: str):
+    (diagnosis,) = api.diagnose(samples.report(name)).diagnoses
+    return diagnosis
+
+
+@pytest.mark.parametrize("name", sorted(PRIMARY))
+def test_primary_bottleneck_is_ranked_first(name):
+    d = top(name)
+    assert d.bottlenecks, f"nothing found for {name}"
+    assert d.bottlenecks[0].kind == PRIMARY[name], [(b.kind, round(b.score, 3)) for b in d.bottlenecks]
+
+
+@pytest.mark.parametrize("name", samples.names())
+def test_ranking_is_best_first_with_known_kinds(name):
+    for d in api.diagnose(samples.report(name)).diagnoses:
+        scores = [b.score for b in d.bottlenecks]
+        assert scores == sorted(scores, reverse=True)
+        assert all(0 <= s <= 1 for s in scores)
+        assert all(b.kind in KINDS and b.hint and b.evidence for b in d.bottlenecks)
+
+
+@pytest.mark.parametrize(("name", "limiter"), [("low_occupancy_registers", "registers"), ("low_occupancy_shared", "shared_memory")])
+def test_occupancy_limiter_is_named(name, limiter):
+    first = top(name).bottlenecks[0]
+    assert first.limiter == limiter and limiter in LIMITERS
+    assert first.to_dict()["limiter"] == limiter
+
+
+def test_padded_transpose_has_no_bank_conflicts():
+    assert "shared_bank_conflicts" not in [b.kind for b in top("transpose_padded").bottlenecks]
+
+
+def test_vector_add_is_near_the_dram_roof_so_the_gain_is_fewer_bytes():
+    first = top("memory_bound").bottlenecks[0]
+    assert "near the DRAM roofline" in first.hint and "moving fewer bytes" in first.hint
+    assert first.evidence["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"] >= 75
+
+
+def test_uncoalesced_points_at_the_load_line():
+    first = top("uncoalesced_global").bottlenecks[0]
+    assert first.source_lines and "tl.load" in first.source_lines[0].text
+    assert first.source_lines[0].file.endswith("uncoalesced_global.py")
+    assert any(r.rule == "UncoalescedGlobalAccess" for r in first.ncu_rules)
+
+
+def test_bank_conflicts_carry_nsight_computes_own_rule():
+    first = top("shared_bank_conflicts").bottlenecks[0]
+    assert any(r.rule == "SharedMemoryConflicts" and r.speedup_pct for r in first.ncu_rules)
+    assert first.evidence["n_way"] > 4
+
+
+def test_json_shape_is_stable():
+    data = json.loads(api.diagnose(samples.report("low_occupancy_registers")).to_json())
+    assert isinstance(data, list) and set(data[0]) == {"kernel", "bottlenecks", "not_evaluated"}
+    b = data[0]["bottlenecks"][0]
+    assert {"kind", "score", "evidence", "hint", "source_lines"} <= set(b)
+    assert isinstance(b["score"], float) and isinstance(b["evidence"], dict)

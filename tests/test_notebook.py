@@ -1,0 +1,51 @@
+"""%%profile in a real Jupyter kernel (nbclient), in replay mode and on its error paths."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import ROOT, has_gpu
+
+
+def execute(nb: nbformat.NotebookNode, allow_errors: bool = False) -> nbformat.NotebookNode:
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=allow_errors, resources={"metadata": {"path": str(ROOT)}}).execute()
+    return nb
+
+
+def outputs(cell) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        parts += [out.get("text", ""), data.get("text/html", ""), data.get("text/plain", ""), out.get("ename", ""), out.get("evalue", "")]
+        parts += out.get("traceback", [])
+    return "\n".join(parts)
+
+
+def test_tour_notebook_runs_in_replay_mode():
+    nb = execute(nbformat.read(ROOT / "notebooks" / "01_profile_tour.ipynb", as_version=4))
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    strided = outputs(code[1])
+    assert "REPLAYING the recorded report" in strided and "no GPU was used" in strided
+    assert "uncoalesced_global" in strided and "<table>" in strided
+    assert "strided_copy_kernel" in outputs(code[2])  # result.summary
+    assert outputs(code[3]).startswith("[('uncoalesced_global'")
+    assert "shared_bank_conflicts" in outputs(code[5])
+    assert "shared_bank_conflicts" not in outputs(code[6])
+
+
+@pytest.mark.skipif(has_gpu(), reason="checks the no-GPU message")
+def test_profile_without_gpu_fails_with_one_line_that_says_what_to_do():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext kernel_lab"),
+        nbformat.v4.new_code_cell("%%profile\nprint('never run here')"),
+        nbformat.v4.new_code_cell("%%profile --no-such-option\npass"),
+    ]
+    execute(nb, allow_errors=True)
+    no_gpu = nb.cells[1].outputs[-1]
+    assert no_gpu.output_type == "error" and no_gpu.ename == "NoGpuError"
+    assert len(no_gpu.traceback) == 1 and "--replay" in no_gpu.traceback[0]
+    assert "never run here" not in outputs(nb.cells[1])
+    usage = nb.cells[2].outputs[-1]
+    assert usage.ename == "UsageError" and "--help" in usage.evalue
