@@ -81,6 +81,18 @@ def _trace_profile(cell: Path, env: dict, timeout: float | None, only: set[str] 
     return trace.load(out, only=only)
 
 
+def classify(code: int, stdout: str, stderr: str, report_written: bool) -> str:
+    """What an ncu run came to: 'ok', 'cell_error', 'counters_refused', 'no_kernels' or 'failed'."""
+    log = stdout + stderr
+    if f"{MARK} cell-error" in stdout or code == CELL_ERROR_EXIT:
+        return "cell_error"
+    if COUNTERS_REFUSED in log:
+        return "counters_refused"
+    if report_written:
+        return "ok"
+    return "no_kernels" if "No kernels were profiled" in log else "failed"
+
+
 def profile(
     cell: str | Path,
     *,
@@ -111,6 +123,8 @@ def profile(
         source, cell_path = str(cell), workdir / "cell.py"
         cell_path.write_text(source)
     output = Path(output) if output else workdir / "profile.ncu-rep"
+    if output.suffix != ".ncu-rep":  # ncu always appends .ncu-rep
+        output = output.with_name(output.name + ".ncu-rep")
     output.parent.mkdir(parents=True, exist_ok=True)
     regex = _kernel_regex(kernels, source)
     cmd = ncu.build_command(
@@ -125,22 +139,22 @@ def profile(
             f"Profiling did not finish within {timeout:.0f} s and was stopped (a hanging kernel, or too many launches).",
             fix="Check the kernel terminates on small inputs, narrow the filter (--kernels) or lower --launch-count.",
         ) from None
-    log = out + err
-    if f"{MARK} cell-error" in out or code == CELL_ERROR_EXIT:
+    outcome = classify(code, out, err, output.exists())
+    if outcome == "cell_error":
         raise _cell_error(err)
-    if COUNTERS_REFUSED in log:
+    if outcome == "counters_refused":
         names = set(ncu.kernel_names(source)) or None
         degraded = _trace_profile(cell_path, env, timeout, names)
         return analyze(replace(degraded, notes=(ENABLE_COUNTERS, *degraded.notes)))
-    if not output.exists():
-        if "No kernels were profiled" in log:
-            ran = _trace_profile(cell_path, env, timeout, None).kernels
-            seen = list(dict.fromkeys(k.name for k in ran))
-            raise NoKernelMatchedError(
-                f"No kernel matched the filter {regex!r}. Kernels that ran: {', '.join(seen) or 'none'}.",
-                seen,
-                fix="Pass --kernels NAME_OR_REGEX (or --all-kernels) to pick the ones to profile.",
-            )
-        raise ProfilingError(f"ncu exited with code {code} and wrote no report.", log[-4000:], fix="See ncu's output above.")
+    if outcome == "no_kernels":
+        ran = _trace_profile(cell_path, env, timeout, None).kernels
+        seen = list(dict.fromkeys(k.name for k in ran))
+        raise NoKernelMatchedError(
+            f"No kernel matched the filter {regex!r}. Kernels that ran: {', '.join(seen) or 'none'}.",
+            seen,
+            fix="Pass --kernels NAME_OR_REGEX (or --all-kernels) to pick the ones to profile.",
+        )
+    if outcome == "failed":
+        raise ProfilingError(f"ncu exited with code {code} and wrote no report.", (out + err)[-4000:], fix="See ncu's output above.")
     collector = f"ncu {ncu.ncu_version(exe) or '(unknown version)'} command line"
     return analyze(report.load(output, collector=collector, replay=False))

@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     diag = sub.add_parser("diagnose", help="print the ranked bottlenecks of a recorded report (no GPU needed)")
     diag.add_argument("report", type=Path)
     diag.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    for sub_parser in (prof, diag):
+        sub_parser.add_argument("--html", type=Path, help="also write the diagnosis as a standalone HTML page")
     args = parser.parse_args(argv)
 
     from kernel_lab import api
@@ -68,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     except KernelLabError as err:
         print(f"kernel-lab: {err}", file=sys.stderr)
         return 2
+    if args.html:
+        result.save_html(args.html)
+        print(f"diagnosis page written to {args.html}", file=sys.stderr)
     if args.json:
         print(result.to_json(indent=2))
     else:

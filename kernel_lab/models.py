@@ -65,6 +65,7 @@ class Kernel:
     line_counters: Mapping[str, Mapping[tuple[str, int], float]] = field(default_factory=dict)
     source_files: Mapping[str, str] = field(default_factory=dict)
     opcodes: Mapping[str, float] = field(default_factory=dict)  # SASS opcode -> warp instructions
+    sections: Mapping[str, str] = field(default_factory=dict)  # metric -> section id showing it
 
     def get(self, metric: str) -> float | None:
         """The metric's value, or None when it was not collected."""

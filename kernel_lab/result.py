@@ -21,7 +21,7 @@ class Result:
 
     @cached_property
     def df(self) -> pd.DataFrame:
-        """Every collected metric, tidy: ``launch, kernel, metric, value, unit`` (see tables.metrics_frame)."""
+        """Every collected metric, tidy: ``launch, kernel, section, metric, value, unit`` (tables.metrics_frame)."""
         from kernel_lab.tables import metrics_frame
 
         return metrics_frame(self.profile)
@@ -32,6 +32,13 @@ class Result:
         from kernel_lab.tables import summary_frame
 
         return summary_frame(self.profile, list(self.diagnoses))
+
+    @cached_property
+    def rooflines(self) -> tuple:
+        """Roofline position of each kernel (analysis.roofline.KernelRoofline)."""
+        from kernel_lab.analysis.roofline import roofline
+
+        return tuple(roofline(k) for k in self.profile.kernels)
 
     @property
     def bottlenecks(self) -> dict[str, list[Bottleneck]]:
@@ -46,6 +53,20 @@ class Result:
         """The stable JSON of ``kernel-lab diagnose --json``: a list of kernels with ranked bottlenecks."""
         return json.dumps([d.to_dict() for d in self.diagnoses], **kwargs)
 
+    def roofline(self):
+        """The roofline chart (a plotly Figure)."""
+        from kernel_lab.display.page import roofline_figure
+
+        return roofline_figure(self)
+
+    def save_html(self, path) -> None:
+        """Write the whole diagnosis as a standalone HTML page (plotly inline, no network needed)."""
+        from pathlib import Path
+
+        from kernel_lab.display.page import page
+
+        Path(path).write_text(page(self), encoding="utf-8")
+
     def __str__(self) -> str:
         from kernel_lab.display.text import render
 
@@ -55,6 +76,31 @@ class Result:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        from kernel_lab.display.html import render
+        """Static HTML: summary and hints, roofline, source and rules (what a website shows)."""
+        from kernel_lab.display.page import fragment
 
-        return render(self)
+        return fragment(self)
+
+    def dashboard(self):
+        """The interactive tabbed view (ipywidgets)."""
+        from kernel_lab.widgets.dashboard import dashboard
+
+        return dashboard(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Text, static HTML, and in a Jupyter kernel the interactive dashboard on top of them."""
+        bundle: dict[str, Any] = {"text/plain": str(self), "text/html": self._repr_html_()}
+        if _in_jupyter_kernel():
+            view = self.dashboard()._repr_mimebundle_()
+            bundle.update({k: v for k, v in view.items() if k != "text/plain"})
+        return bundle
+
+
+def _in_jupyter_kernel() -> bool:
+    import sys
+
+    if "IPython" not in sys.modules:
+        return False
+    from IPython import get_ipython
+
+    return getattr(get_ipython(), "kernel", None) is not None

@@ -75,16 +75,17 @@ def summary_frame(profile: Profile, diagnoses: list[Diagnosis] | None = None) ->
 
 
 def metrics_frame(profile: Profile) -> pd.DataFrame:
-    """Tidy table of every numeric metric: columns ``launch, kernel, metric, value, unit``.
+    """Tidy table of every numeric metric: columns ``launch, kernel, section, metric, value, unit``.
 
     One row per (launch, metric); ``metric`` is the Nsight Compute name, ``value`` a float,
-    ``unit`` as ncu reports it ('' where unitless).
+    ``unit`` as ncu reports it ('' where unitless), ``section`` the id of the Nsight Compute
+    section that shows the metric ('' for metrics collected but shown by no section).
     """
     import pandas as pd
 
     rows = [
-        (k.index, k.name, name, value, k.units.get(name, ""))
+        (k.index, k.name, k.sections.get(name, ""), name, value, k.units.get(name, ""))
         for k in profile.kernels
         for name, value in k.metrics.items()
     ]
-    return pd.DataFrame(rows, columns=["launch", "kernel", "metric", "value", "unit"])
+    return pd.DataFrame(rows, columns=["launch", "kernel", "section", "metric", "value", "unit"])

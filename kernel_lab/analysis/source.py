@@ -8,7 +8,7 @@ from kernel_lab.models import Kernel, SourceLine
 
 
 @lru_cache(maxsize=64)
-def _file_lines(path: str) -> tuple[str, ...]:
+def file_lines(path: str) -> tuple[str, ...]:
     try:
         return tuple(Path(path).read_text(errors="replace").splitlines())
     except OSError:
@@ -18,7 +18,7 @@ def _file_lines(path: str) -> tuple[str, ...]:
 def line_text(kernel: Kernel, file: str, line: int) -> str:
     """The text of ``file:line`` from the report's imported source, else from disk, else ''."""
     content = kernel.source_files.get(file)
-    lines = tuple(content.splitlines()) if content is not None else _file_lines(file)
+    lines = tuple(content.splitlines()) if content is not None else file_lines(file)
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 

@@ -91,6 +91,15 @@ def _opcodes(action: Any) -> dict[str, float]:
     return {str(ids.value(i)): float(metric.value(i)) for i in range(metric.num_instances())}
 
 
+def _sections(action: Any) -> dict[str, str]:
+    """Metric name -> id of the section that shows it (metrics no section shows are left out)."""
+    out: dict[str, str] = {}
+    for section in action.sections():
+        for metric in (*section.header_metrics(), *section.body_metrics()):
+            out.setdefault(metric.name(), section.identifier())
+    return out
+
+
 def kernel_from_action(index: int, action: Any) -> Kernel:
     """Turn one ``ncu_report`` action into a :class:`Kernel`."""
     import ncu_report
@@ -122,6 +131,7 @@ def kernel_from_action(index: int, action: Any) -> Kernel:
         rules=_rules(action),
         line_counters=_line_counters(action),
         opcodes=_opcodes(action),
+        sections=_sections(action),
         source_files=dict(action.source_files()),
     )
 

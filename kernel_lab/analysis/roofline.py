@@ -1,0 +1,182 @@
+"""Roofline numbers of a kernel: achieved FLOP/s per precision, bytes/s per memory level, and the
+ceilings, from the report's own peak metrics where Nsight Compute records them, else from the
+hardware table.
+
+Exact metrics (the same arithmetic Nsight Compute's roofline sections use):
+
+* FLOP/s, FP32: (fadd + fmul + 2 x ffma) of ``smsp__sass_thread_inst_executed_op_*_pred_on.sum.per_cycle_elapsed``
+  x ``smsp__cycles_elapsed.avg.per_second``; FP64 the same with dadd/dmul/dfma; FP16 (non-tensor,
+  packed) 2 x hadd + 2 x hmul + 4 x hfma.
+* FLOP/s, tensor: ``sm__ops_path_tensor_op_<hgmma|hmma>_src_<type>*.sum`` (ops, an FMA counts 2) / duration.
+* Compute peaks: 2 x ``sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained`` (dfma for FP64,
+  4 x hfma for FP16, the tensor path's ``.peak_sustained`` for tensor) x ``sm__cycles_elapsed.avg.per_second``.
+* Bytes/s: DRAM ``dram__bytes.sum.per_second``; L2 ``derived__lts__lts2xbar_bytes.sum.per_second``
+  (else ``lts__t_bytes.sum`` / duration); L1 ``derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second``
+  (else ``l1tex__t_bytes.sum`` / duration).
+* Bandwidth peaks: DRAM ``dram__bytes.sum.peak_sustained`` x ``dram__cycles_elapsed.avg.per_second``;
+  L2 32 x ``lts__lts2xbar_cycles_active.sum.peak_sustained`` x ``lts__cycles_elapsed.avg.per_second``;
+  L1 128 x ``l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained`` x ``l1tex__cycles_elapsed.avg.per_second``.
+
+Arithmetic intensity = achieved FLOP/s / achieved bytes/s of a level (= FLOPs / bytes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kernel_lab import hardware
+from kernel_lab.analysis import metrics as M
+from kernel_lab.models import Kernel
+
+SMSP_CLOCK = "smsp__cycles_elapsed.avg.per_second"
+SM_CLOCK = "sm__cycles_elapsed.avg.per_second"
+_OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum.per_cycle_elapsed"
+_PEAK_OP = "sm__sass_thread_inst_executed_op_{}_pred_on.sum.peak_sustained"
+_TENSOR = "sm__ops_path_tensor_op_{}.sum"
+
+#: precision -> ((weight, op), ...) of scalar instructions counted as FLOPs
+SCALAR_FLOPS = {
+    "FP64": ((1, "dadd"), (1, "dmul"), (2, "dfma")),
+    "FP32": ((1, "fadd"), (1, "fmul"), (2, "ffma")),
+    "FP16": ((2, "hadd"), (2, "hmul"), (4, "hfma")),
+}
+#: precision -> (peak weight, op whose peak_sustained sets the ceiling, hardware-table attribute)
+SCALAR_PEAKS = {"FP64": (2, "dfma", "fp64_flops"), "FP32": (2, "ffma", "fp32_flops"), "FP16": (4, "hfma", None)}
+#: tensor precision -> (tensor paths counted, path whose peak sets the ceiling, hardware-table attribute)
+TENSOR_PATHS = {
+    "Tensor BF16/FP16": (
+        ("hgmma_src_bf16_dst_fp32_sparsity_off", "hgmma_src_fp16_sparsity_off", "hmma_src_bf16_dst_fp32_sparsity_off", "hmma_src_fp16_sparsity_off"),
+        "hgmma_src_bf16_dst_fp32_sparsity_off",
+        "fp16_tensor_flops",
+    ),
+    "Tensor TF32": (
+        ("hgmma_src_tf32_dst_fp32_sparsity_off", "hmma_src_tf32_dst_fp32_sparsity_off"),
+        "hgmma_src_tf32_dst_fp32_sparsity_off",
+        "tf32_tensor_flops",
+    ),
+}
+LEVELS = ("L1", "L2", "DRAM")
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    name: str  # "DRAM", "FP32", "Tensor BF16/FP16", ...
+    value: float  # B/s for memory levels, FLOP/s for compute
+    source: str  # "report" (Nsight Compute's peak metrics) or "hardware table"
+
+
+@dataclass(frozen=True)
+class KernelRoofline:
+    """Where one kernel stands: its achieved rates and the ceilings that apply to it."""
+
+    kernel: str
+    launch: int
+    precision: str | None  # the precision doing most FLOPs, None without floating-point work
+    flop_rate: float  # FLOP/s in that precision
+    byte_rates: dict[str, float]  # level -> achieved B/s
+    compute: dict[str, Ceiling]  # precision -> ceiling
+    memory: dict[str, Ceiling]  # level -> ceiling
+    notes: tuple[str, ...] = field(default=())
+
+    def intensity(self, level: str = "DRAM") -> float | None:
+        """FLOPs per byte moved at ``level``."""
+        rate = self.byte_rates.get(level)
+        return self.flop_rate / rate if rate else None
+
+    def attainable(self, level: str = "DRAM") -> tuple[float, str] | None:
+        """The roof above the point at ``level``: (FLOP/s, which roof bounds it)."""
+        ai, mem, comp = self.intensity(level), self.memory.get(level), self.compute.get(self.precision or "")
+        if ai is None or mem is None or comp is None:
+            return None
+        return (ai * mem.value, level) if ai * mem.value < comp.value else (comp.value, comp.name)
+
+    def label(self, level: str = "DRAM") -> str:
+        """'at 86% of the DRAM roof', or what can be said without FLOPs or ceilings."""
+        roof = self.attainable(level)
+        if roof is not None and self.flop_rate > 0:
+            return f"at {self.flop_rate / roof[0]:.0%} of the {roof[1]} roof"
+        mem, rate = self.memory.get(level), self.byte_rates.get(level)
+        if mem is not None and rate:
+            return f"no floating-point work; {level} at {rate / mem.value:.0%} of its bandwidth"
+        return "no roofline metrics in this report"
+
+
+def _sum(k: Kernel, weighted: tuple[tuple[int, str], ...]) -> float | None:
+    names = [_OP.format(op) for _, op in weighted]
+    if not k.has(*names, SMSP_CLOCK):
+        return None
+    return sum(w * k.get(n) for (w, _), n in zip(weighted, names)) * k.get(SMSP_CLOCK)
+
+
+def _flop_rates(k: Kernel) -> dict[str, float]:
+    rates = {p: r for p, ops in SCALAR_FLOPS.items() if (r := _sum(k, ops)) is not None}
+    seconds = (k.get(M.DURATION) or 0) * 1e-9
+    for precision, (paths, _, _) in TENSOR_PATHS.items():
+        counts = [k.get(_TENSOR.format(p)) for p in paths if k.has(_TENSOR.format(p))]
+        if counts and seconds:
+            rates[precision] = sum(counts) / seconds
+    return rates
+
+
+def _compute_ceilings(k: Kernel, gpu: hardware.Gpu | None) -> dict[str, Ceiling]:
+    out: dict[str, Ceiling] = {}
+    clock = k.get(SM_CLOCK)
+    for precision, (weight, op, attr) in SCALAR_PEAKS.items():
+        peak = k.get(_PEAK_OP.format(op))
+        if peak and clock:
+            out[precision] = Ceiling(precision, weight * peak * clock, "report")
+        elif gpu is not None and attr:
+            out[precision] = Ceiling(precision, getattr(gpu, attr), "hardware table")
+    for precision, (_, peak_path, attr) in TENSOR_PATHS.items():
+        peak = k.get(_TENSOR.format(peak_path) + ".peak_sustained")
+        if peak and clock:
+            out[precision] = Ceiling(precision, peak * clock, "report")
+        elif gpu is not None:
+            out[precision] = Ceiling(precision, getattr(gpu, attr), "hardware table")
+    return out
+
+
+def _memory(k: Kernel, gpu: hardware.Gpu | None) -> tuple[dict[str, float], dict[str, Ceiling]]:
+    seconds = (k.get(M.DURATION) or 0) * 1e-9
+    rates: dict[str, float] = {}
+    roofs: dict[str, Ceiling] = {}
+    if k.has(M.DRAM_BW):
+        rates["DRAM"] = k.get(M.DRAM_BW)
+    if k.has(M.DRAM_PEAK_PER_CYCLE, M.DRAM_CLOCK):
+        roofs["DRAM"] = Ceiling("DRAM", k.get(M.DRAM_PEAK_PER_CYCLE) * k.get(M.DRAM_CLOCK), "report")
+    elif gpu is not None:
+        roofs["DRAM"] = Ceiling("DRAM", gpu.dram_bytes_per_s, "hardware table")
+    for level, derived, total, width, active, clock in (
+        ("L2", "derived__lts__lts2xbar_bytes.sum", "lts__t_bytes.sum", 32, "lts__lts2xbar_cycles_active.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
+        ("L1", "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum", "l1tex__t_bytes.sum", 128, "l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
+    ):
+        if k.has(derived + ".per_second"):
+            rates[level] = k.get(derived + ".per_second")
+        elif k.has(total) and seconds:
+            rates[level] = k.get(total) / seconds
+        if k.has(active, clock):
+            roofs[level] = Ceiling(level, width * k.get(active) * k.get(clock), "report")
+    return rates, roofs
+
+
+def roofline(kernel: Kernel, gpus: tuple[tuple[str, hardware.Gpu], ...] = hardware.GPUS) -> KernelRoofline:
+    """The roofline position of one kernel (see the module docstring for the metrics)."""
+    gpu = hardware.lookup(kernel.device, gpus)
+    flops = _flop_rates(kernel)
+    compute = _compute_ceilings(kernel, gpu)
+    byte_rates, memory = _memory(kernel, gpu)
+    notes = []
+    if gpu is None and not compute:
+        notes.append(f"{kernel.device} is not in the hardware table and the report has no peak metrics: no compute roof.")
+    if not byte_rates:
+        notes.append("The report has no memory-throughput metrics (collect SpeedOfLight_RooflineChart).")
+    precision = max(flops, key=lambda p: flops[p]) if flops and max(flops.values()) > 0 else None
+    return KernelRoofline(
+        kernel=kernel.name,
+        launch=kernel.index,
+        precision=precision,
+        flop_rate=flops.get(precision, 0.0) if precision else 0.0,
+        byte_rates=byte_rates,
+        compute=compute,
+        memory=memory,
+        notes=tuple(notes),
+    )

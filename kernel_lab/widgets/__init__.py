@@ -1,0 +1,1 @@
+"""ipywidgets views of results. Only this package (and magics.py) imports ipywidgets."""

@@ -1,0 +1,65 @@
+"""The tabbed dashboard of a result: Summary, Roofline, Metrics, Source, Raw rules."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import ipywidgets as widgets
+from IPython.display import HTML, display
+
+from kernel_lab.display import html, rules, source
+from kernel_lab.display.page import roofline_figure
+from kernel_lab.widgets.guard import guarded
+
+if TYPE_CHECKING:
+    from kernel_lab.result import Result
+
+TABS = ("Summary", "Roofline", "Metrics", "Source", "Raw rules")
+ALL_SECTIONS = "(all sections)"
+MAX_ROWS = 200
+
+
+def _per_kernel(result: Result, render) -> widgets.HTML:
+    return widgets.HTML(
+        html.STYLE + "".join(f"<h4>{k.name} (launch {k.index})</h4>{render(k)}" for k in result.profile.kernels)
+    )
+
+
+def metrics_view(result: Result, errors: widgets.Output) -> widgets.VBox:
+    """The full metric table, filtered by section and by a search string."""
+    df = result.df
+    section = widgets.Dropdown(options=[ALL_SECTIONS, *sorted(s for s in df.section.unique() if s)], description="section")
+    search = widgets.Text(placeholder="metric name contains…", description="search")
+    table = widgets.Output()
+
+    @guarded(errors)
+    def refresh(_change=None) -> None:
+        rows = df if section.value == ALL_SECTIONS else df[df.section == section.value]
+        if search.value:
+            rows = rows[rows.metric.str.contains(search.value, case=False, regex=False)]
+        table.clear_output()
+        with table:
+            display(HTML(f"<p>{len(rows)} metric values{f', first {MAX_ROWS} shown' if len(rows) > MAX_ROWS else ''}</p>"))
+            display(rows.head(MAX_ROWS))
+
+    section.observe(refresh, names="value")
+    search.observe(refresh, names="value")
+    refresh()
+    return widgets.VBox([widgets.HBox([section, search]), table])
+
+
+def dashboard(result: Result) -> widgets.VBox:
+    """Build the dashboard widget for ``result`` (errors from its callbacks appear under it)."""
+    errors = widgets.Output()
+    roofline = widgets.Output()
+    with roofline:
+        display(roofline_figure(result))
+    tabs = widgets.Tab(children=[
+        widgets.HTML(html.render(result)),
+        roofline,
+        metrics_view(result, errors),
+        _per_kernel(result, source.render),
+        _per_kernel(result, rules.render),
+    ])
+    for i, title in enumerate(TABS):
+        tabs.set_title(i, title)
+    return widgets.VBox([tabs, errors])
