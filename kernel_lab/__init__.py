@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["profile", "diagnose", "analyze", "load_ipython_extension"]
+__all__ = ["profile", "diagnose", "analyze", "compare", "load_ipython_extension"]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from kernel_lab.api import analyze, diagnose, profile
+    from kernel_lab.api import analyze, compare, diagnose, profile
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("profile", "diagnose", "analyze"):
+    if name in ("profile", "diagnose", "analyze", "compare"):
         from kernel_lab import api
 
         return getattr(api, name)

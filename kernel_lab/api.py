@@ -10,7 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernel_lab.analysis import conductor
-from kernel_lab.errors import CellError, NoKernelMatchedError, ProfilingError
+from kernel_lab.analysis.compare import Comparison
+from kernel_lab.analysis.compare import compare as compare_diagnoses
+from kernel_lab.errors import CellError, KernelLabError, NoKernelMatchedError, ProfilingError
 from kernel_lab.models import Profile
 from kernel_lab.profiling import ncu, report, trace
 from kernel_lab.profiling.runner import CELL_ERROR_EXIT, MARK
@@ -36,6 +38,21 @@ def diagnose(path: str | Path) -> Result:
     if path.suffix in (".json", ".gz"):
         return analyze(replace(trace.load(path), replay=True))
     return analyze(report.load(path, replay=True))
+
+
+def compare(before: Result | str | Path, after: Result | str | Path, kernel: str | None = None) -> Comparison:
+    """Before/after of a kernel in two results or reports (``kernel``: its name; default the first)."""
+    pick = []
+    for side in (before, after):
+        result = side if isinstance(side, Result) else diagnose(side)
+        matches = [d for d in result.diagnoses if kernel is None or d.kernel.name == kernel]
+        if not matches:
+            raise KernelLabError(
+                f"No kernel named {kernel!r} in {result.profile.origin}.",
+                fix="Kernels there: " + ", ".join(d.kernel.name for d in result.diagnoses) + ".",
+            )
+        pick.append(matches[0])
+    return compare_diagnoses(*pick)
 
 
 def _kernel_regex(kernels: str | Sequence[str] | None, source: str) -> str | None:

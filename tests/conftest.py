@@ -18,8 +18,18 @@ def has_gpu() -> bool:
     return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU")
 
 
+def has_ncu() -> bool:
+    from kernel_lab.errors import NcuNotFoundError
+    from kernel_lab.profiling.ncu import find_ncu
+
+    try:
+        return bool(find_ncu())
+    except NcuNotFoundError:
+        return False
+
+
 def pytest_collection_modifyitems(config, items):
-    if has_gpu() and shutil.which("ncu"):
+    if has_gpu() and has_ncu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU and ncu")
     for item in items:
@@ -41,5 +51,6 @@ def sample():
 
 def run_python(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run ``python -m ...`` with this interpreter and the repo importable."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
+    full_env = {**os.environ, "PYTHONPATH": path, **(env or {})}
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)

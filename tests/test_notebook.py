@@ -49,3 +49,25 @@ def test_profile_without_gpu_fails_with_one_line_that_says_what_to_do():
     assert "never run here" not in outputs(nb.cells[1])
     usage = nb.cells[2].outputs[-1]
     assert usage.ename == "UsageError" and "--help" in usage.evalue
+
+
+def test_dashboard_is_built_in_a_real_kernel():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import kernel_lab"),
+        nbformat.v4.new_code_cell("r = kernel_lab.diagnose(kernel_lab.samples.report('memory_bound'))\nr"),
+        nbformat.v4.new_code_cell(
+            "d = r.dashboard()\ntabs = d.children[0]\n"
+            "print([tabs.get_title(i) for i in range(len(tabs.children))])\n"
+            "metrics = tabs.children[2]\nsection, search = metrics.children[0].children\n"
+            "section.value = 'Occupancy'\nsearch.value = 'warps'\n"
+            "print(section.options[:2], len(metrics.children[1].outputs))"
+        ),
+    ]
+    execute(nb)
+    bundle = nb.cells[1].outputs[0]["data"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # interactive where widgets render
+    assert "REPLAYING" in bundle["text/html"] and "REPLAYING" in bundle["text/plain"]  # static and text fallbacks
+    printed = outputs(nb.cells[2])
+    assert "['Summary', 'Roofline', 'Metrics', 'Source', 'Raw rules']" in printed
+    assert "(all sections)" in printed

@@ -58,6 +58,16 @@ class Comparison:
     disappeared: tuple[str, ...]  # bottleneck kinds gone in `after`
     appeared: tuple[str, ...]  # bottleneck kinds new in `after`
 
+    def __str__(self) -> str:
+        from kernel_lab.display.compare import text
+
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        from kernel_lab.display.compare import html
+
+        return html(self)
+
     @property
     def speedup(self) -> float | None:
         """Duration before / duration after (> 1 is faster)."""

@@ -8,8 +8,9 @@ launch's time that the bottleneck accounts for, 0..1.
 * Regimes (memory-, compute-, latency-bound) keep only what the causes leave unexplained:
   their score is multiplied by the product of (1 - cause score). So a strided copy is reported
   as uncoalesced first, and memory-bound only when no cause explains the traffic.
-* A kernel shorter than a launch: every in-kernel score is scaled by the kernel's share of
-  the launch-bound time.
+* A kernel shorter than its launch (launch_overhead): every in-kernel score is scaled by the
+  kernel's share of the launch-bound time, and the launch overhead counts as a cause that
+  explains part of the regime (a tiny launch cannot fill the GPU).
 
 Nsight Compute's own rule results are attached to the bottleneck they speak about.
 """
@@ -77,7 +78,7 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
         if result is not None:
             found.append(result)
 
-    causes = [b for b in found if b.kind not in REGIMES and b.kind != "launch_overhead"]
+    causes = [b for b in found if b.kind not in REGIMES]
     unexplained = math.prod(1 - min(c.score, 1.0) for c in causes)
     launch = next((b for b in found if b.kind == "launch_overhead"), None)
     in_kernel = 1 - launch.score if launch else 1.0

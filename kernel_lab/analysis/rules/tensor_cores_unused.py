@@ -1,7 +1,8 @@
 """tensor_cores_unused: matrix-multiply-shaped FP work runs on the FMA units, not on tensor cores.
 
-Matrix-shaped means: multiply-adds are a large part of the instructions and each loaded value
-feeds several of them (between 1/64 and 2 loads per FMA). Score: the SM time in that work
+Matrix-shaped means: fused multiply-adds (FFMA/HFMA2/DFMA) are a large part of the instructions
+and they are fed from loads (between 1/64 and 2 global/shared loads per FMA), as in a loop over
+tiles; a pure arithmetic kernel (no loads) or one of separate adds and multiplies is not. Score: the SM time in that work
 (SM throughput) times the share a tensor core would save (1 - 1/8).
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "tensor_cores_unused"
 NEEDS = ((M.SM_PCT, M.OPCODE_MIX),)
-FMA_OPS = ("FFMA", "HFMA2", "FMUL", "HMUL2", "FADD", "HADD2")
+FMA_OPS = ("FFMA", "HFMA2", "DFMA")
 LOAD_OPS = ("LDS", "LDG", "LDSM", "LD")
 TENSOR_OPS = ("HMMA", "HGMMA", "IMMA", "IGMMA", "DMMA", "QGMMA", "BMMA", "BGMMA")
 MIN_FMA_SHARE = 0.20
@@ -27,7 +28,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     if not total or _sum(ops, TENSOR_OPS) > 0:
         return None
     fma, loads = _sum(ops, FMA_OPS), _sum(ops, LOAD_OPS)
-    if fma / total < MIN_FMA_SHARE or not (1 / 64 <= loads / fma <= 2):
+    if not fma or fma / total < MIN_FMA_SHARE or not (1 / 64 <= loads / fma <= 2):
         return None
     sm = k.get(M.SM_PCT)
     hint = (

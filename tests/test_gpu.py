@@ -1,0 +1,59 @@
+"""The whole path for real: ncu on a GPU. Marked ``gpu``: skipped where there is no GPU or ncu."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+import kernel_lab
+from kernel_lab import samples
+from kernel_lab.errors import CellError, NoKernelMatchedError
+from conftest import run_python
+from test_notebook import execute, outputs
+
+pytestmark = pytest.mark.gpu
+
+
+def test_profile_a_triton_cell_with_live_progress(tmp_path):
+    events = []
+    result = kernel_lab.profile(samples.cell("memory_bound"), output=tmp_path / "add.ncu-rep", on_progress=events.append)
+    assert (tmp_path / "add.ncu-rep").exists()
+    assert not result.profile.replay and result.profile.collector.startswith("ncu ")
+    assert [k.name for k in result.profile.kernels] == ["add_kernel"]  # warm-up and torch.randn not profiled
+    assert events and events[-1].passes and events[-1].kernel == "add_kernel"
+    assert result.diagnoses[0].bottlenecks[0].kind == "memory_bound"
+
+
+def test_profile_a_cuda_cell_maps_conflicts_to_source_lines():
+    result = kernel_lab.profile(samples.cell("shared_bank_conflicts"))
+    first = result.diagnoses[0].bottlenecks[0]
+    assert first.kind == "shared_bank_conflicts"
+    assert first.source_lines, "CUDA built with -lineinfo maps back to the source"
+
+
+def test_no_kernel_matched_lists_what_ran():
+    with pytest.raises(NoKernelMatchedError) as err:
+        kernel_lab.profile(samples.cell("memory_bound"), kernels="no_such_kernel")
+    assert "add_kernel" in err.value.kernels_seen
+
+
+def test_cell_error_under_ncu_shows_the_users_traceback(tmp_path):
+    cell = tmp_path / "bad.py"
+    cell.write_text("import torch\nx = torch.ones(3, device='cuda')\ny = x @ torch.ones(4, device='cuda')\n")
+    with pytest.raises(CellError) as err:
+        kernel_lab.profile(cell)
+    assert f'File "{cell}", line 3' in err.value.traceback and "RuntimeError" in str(err.value)
+
+
+def test_cli_profile_writes_a_report(tmp_path):
+    out = tmp_path / "cli.ncu-rep"
+    proc = run_python("-m", "kernel_lab.cli", "profile", str(samples.cell("uncoalesced_global")), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.exists() and "[uncoalesced_global]" in proc.stdout
+
+
+def test_profile_magic_in_a_real_kernel():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext kernel_lab"), nbformat.v4.new_code_cell("%%profile\n" + samples.cell("memory_bound").read_text())]
+    execute(nb)
+    shown = outputs(nb.cells[1])
+    assert "profiled on NVIDIA" in shown and "memory_bound" in shown and "REPLAYING" not in shown
