@@ -12,3 +12,12 @@ for k in memory_bound bf16_gemm; do
   tail -3 "$OUT/live_$k.log"
 done
 python3 benchmarks/profile_latency.py --repeats 3 2>&1 | tee "$OUT/profile_latency.log"
+# replay passes each targeted section costs on its own (vector add), to see where passes go
+SECTIONS=$(python3 -c "from kernel_lab.profiling.sections import DEFAULT_SECTIONS as S; print(' '.join(S))")
+METRICS=$(python3 -c "from kernel_lab.profiling.sections import EXTRA_METRICS as M; print(','.join(M))")
+for s in $SECTIONS "--metrics $METRICS"; do
+  case "$s" in --metrics*) arg="$s";; *) arg="--section $s";; esac
+  passes=$(ncu --clock-control none --nvtx --nvtx-include kernel_lab@profile/ -k regex:add_kernel -c 1 $arg -f -o /tmp/probe \
+           python3 -m kernel_lab.profiling.runner kernel_lab/samples/kernels/memory_bound.py 2>&1 | grep -o "[0-9]* passes")
+  echo "passes ${s:0:40}: $passes" | tee -a "$OUT/section_passes.txt"
+done

@@ -18,6 +18,10 @@ def __getattr__(name: str) -> Any:
         from kernel_lab import api
 
         return getattr(api, name)
+    if name == "samples":
+        import importlib
+
+        return importlib.import_module("kernel_lab.samples")
     raise AttributeError(f"module 'kernel_lab' has no attribute {name!r}")
 
 

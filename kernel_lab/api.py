@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -110,6 +111,18 @@ def classify(code: int, stdout: str, stderr: str, report_written: bool) -> str:
     return "no_kernels" if "No kernels were profiled" in log else "failed"
 
 
+def kernels_available(log: str) -> list[str]:
+    """The kernels ncu lists after 'No kernels were profiled' (its 'Available Kernels:' block)."""
+    _, found, rest = log.partition("Available Kernels:")
+    return re.findall(r"^\s*\d+\.\s+(\S.*?)\s*$", rest, flags=re.M) if found else []
+
+
+def preflight(ncu_path: str | None = None) -> str:
+    """Check there is a GPU and an ncu to profile with; returns ncu's path."""
+    ncu.require_gpu()
+    return ncu.find_ncu(ncu_path)
+
+
 def profile(
     cell: str | Path,
     *,
@@ -130,8 +143,7 @@ def profile(
     targeted set of :mod:`kernel_lab.profiling.sections`). ``output``: where the report is
     written (a temporary folder by default). The cell runs in a fresh process, warmed up first.
     """
-    ncu.require_gpu()
-    exe = ncu.find_ncu(ncu_path)
+    exe = preflight(ncu_path)
     workdir = Path(tempfile.mkdtemp(prefix="kernel_lab_"))
     if isinstance(cell, Path) or (isinstance(cell, str) and cell.endswith(".py") and "\n" not in cell):
         cell_path = Path(cell).resolve()
@@ -164,8 +176,7 @@ def profile(
         degraded = _trace_profile(cell_path, env, timeout, names)
         return analyze(replace(degraded, notes=(ENABLE_COUNTERS, *degraded.notes)))
     if outcome == "no_kernels":
-        ran = _trace_profile(cell_path, env, timeout, None).kernels
-        seen = list(dict.fromkeys(k.name for k in ran))
+        seen = kernels_available(out + err) or list(dict.fromkeys(k.name for k in _trace_profile(cell_path, env, timeout, None).kernels))
         raise NoKernelMatchedError(
             f"No kernel matched the filter {regex!r}. Kernels that ran: {', '.join(seen) or 'none'}.",
             seen,

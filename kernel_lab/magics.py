@@ -6,6 +6,7 @@ import shlex
 import time
 from html import escape
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.display import HTML, display
 from traitlets import Float, Int, Unicode
@@ -15,8 +16,13 @@ from kernel_lab.profiling.ncu import Progress
 from kernel_lab.result import Result
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"%%profile: {message}. Run %%profile --help for the options.")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="%%profile", add_help=False, exit_on_error=False)
+    parser = _Parser(prog="%%profile", add_help=False)
     add_profile_options(parser)
     parser.add_argument("--replay", help="diagnose this recorded .ncu-rep instead of running the cell (no GPU needed)")
     parser.add_argument("-o", "--output", help="where to write the report")
@@ -62,14 +68,10 @@ class KernelLabMagics(Magics):
         if "--help" in line.split() or "-h" in line.split():
             print(parser.format_help())
             return None
-        try:
-            args = parser.parse_args(shlex.split(line))
-        except (argparse.ArgumentError, SystemExit) as err:
-            from IPython.core.error import UsageError
-
-            raise UsageError(f"%%profile: {err}. Run %%profile --help for the options.") from None
+        args = parser.parse_args(shlex.split(line))
         if args.replay:
             return api.diagnose(args.replay)
+        api.preflight(self.ncu_path)
         view = _ProgressView()
         try:
             result = api.profile(cell, output=args.output, ncu_path=self.ncu_path, on_progress=view, **profile_kwargs(args))

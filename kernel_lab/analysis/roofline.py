@@ -44,7 +44,7 @@ SCALAR_PEAKS = {"FP64": (2, "dfma", "fp64_flops"), "FP32": (2, "ffma", "fp32_flo
 #: tensor precision -> (tensor paths counted, path whose peak sets the ceiling, hardware-table attribute)
 TENSOR_PATHS = {
     "Tensor BF16/FP16": (
-        ("hgmma_src_bf16_dst_fp32_sparsity_off", "hgmma_src_fp16_sparsity_off", "hmma_src_bf16_dst_fp32_sparsity_off", "hmma_src_fp16_sparsity_off"),
+        ("hgmma_src_bf16_dst_fp32_sparsity_off", "hgmma_src_fp16_sparsity_off", "hmma_src_bf16_dst_fp32_sparsity_off", "hmma_src_fp16_dst_fp32_sparsity_off"),
         "hgmma_src_bf16_dst_fp32_sparsity_off",
         "fp16_tensor_flops",
     ),

@@ -38,7 +38,7 @@ EXTRA_METRICS: tuple[str, ...] = (
     "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained",
     "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
     "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
-    "sm__ops_path_tensor_op_hmma_src_fp16_sparsity_off.sum",
+    "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum",
     "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum",
     "dram__bytes.sum.peak_sustained",
     "dram__cycles_elapsed.avg.per_second",

@@ -27,6 +27,12 @@ def _device(trace: dict, gpus: tuple) -> tuple[str, hardware.Gpu | None, int | N
     return name, hardware.lookup(name, gpus), props.get("numSms")
 
 
+def base_name(demangled: str) -> str:
+    """'void ns::k<4>(float const*, int)' -> 'ns::k<4>': the function name as ncu's -k matches it."""
+    name = demangled.split("(", 1)[0].strip()
+    return name.removeprefix("void ").strip()
+
+
 def kernel_from_event(index: int, event: dict, device: str, gpu: hardware.Gpu | None, sms: int | None) -> Kernel:
     args = event.get("args", {})
     grid, block = args.get("grid", [1, 1, 1]), args.get("block", [1, 1, 1])
@@ -49,10 +55,11 @@ def kernel_from_event(index: int, event: dict, device: str, gpu: hardware.Gpu | 
         metrics.update({M.OCCUPANCY_LIMITS[name]: float(v) for name, v in occ.limits.items()})
         if occ.blocks_per_sm and sms:
             metrics[M.WAVES] = metrics[M.GRID] / (occ.blocks_per_sm * sms)
+    full = event.get("name", "?")
     return Kernel(
         index=index,
-        name=event.get("name", "?"),
-        demangled=event.get("name", "?"),
+        name=base_name(full),
+        demangled=full,
         metrics=metrics,
         attributes={"device__attribute_display_name": device},
     )
@@ -77,7 +84,7 @@ def load(
         raise ReportError(f"Cannot read the trace {path}: {exc}.", fix="Record it again.") from exc
     device, gpu, sms = _device(trace, gpus)
     events = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
-    events = [e for e in events if only is None or e.get("name") in only]
+    events = [e for e in events if only is None or base_name(e.get("name", "")) in only]
     kernels = tuple(kernel_from_event(i, e, device, gpu, sms) for i, e in enumerate(events))
     notes = [
         "Hardware counters were not available: throughput, memory and stall metrics are missing; durations and "
