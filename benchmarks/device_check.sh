@@ -7,11 +7,11 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 TORCH_EXTENSIONS_DIR=/tmp/to
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi -L; ncu --version | tail -1; python3 -c "import torch, triton; print(torch.__version__, triton.__version__)"
 python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.log"
+python3 benchmarks/profile_latency.py --repeats 3 2>&1 | tee "$OUT/profile_latency.log"
 for k in memory_bound bf16_gemm; do
   python3 -m kernel_lab.cli profile "kernel_lab/samples/kernels/$k.py" -o "$OUT/live_$k.ncu-rep" --json > "$OUT/live_$k.json" 2> "$OUT/live_$k.log"
   tail -3 "$OUT/live_$k.log"
 done
-python3 benchmarks/profile_latency.py --repeats 3 2>&1 | tee "$OUT/profile_latency.log"
 # replay passes each targeted section costs on its own (vector add), to see where passes go
 SECTIONS=$(python3 -c "from kernel_lab.profiling.sections import DEFAULT_SECTIONS as S; print(' '.join(S))")
 METRICS=$(python3 -c "from kernel_lab.profiling.sections import EXTRA_METRICS as M; print(','.join(M))")
