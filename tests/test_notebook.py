@@ -53,6 +53,9 @@ def test_profile_without_gpu_fails_with_one_line_that_says_what_to_do():
 
 
 def test_dashboard_is_built_in_a_real_kernel():
+    import kernel_lab
+
+    r = kernel_lab.diagnose(kernel_lab.samples.report("memory_bound"))
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("import kernel_lab"),
@@ -62,7 +65,12 @@ def test_dashboard_is_built_in_a_real_kernel():
             "print([tabs.get_title(i) for i in range(len(tabs.children))])\n"
             "metrics = tabs.children[2]\nsection, search = metrics.children[0].children\n"
             "section.value = 'Occupancy'\nsearch.value = 'warps'\n"
-            "print(section.options[:2], len(metrics.children[1].outputs))"
+            "print('Occupancy' in section.options, metrics.children[1].value.split('</p>')[0])"
+        ),
+        nbformat.v4.new_code_cell(
+            "from kernel_lab.widgets.guard import guarded\nimport ipywidgets as w\n"
+            "errors = w.Output()\nbroken = guarded(errors)(lambda change: 1 / 0)\nbroken(None)\n"
+            "print('shown:', any('ZeroDivisionError' in str(o) for o in errors.outputs))"
         ),
     ]
     execute(nb)
@@ -71,4 +79,6 @@ def test_dashboard_is_built_in_a_real_kernel():
     assert "REPLAYING" in bundle["text/html"] and "REPLAYING" in bundle["text/plain"]  # static and text fallbacks
     printed = outputs(nb.cells[2])
     assert "['Summary', 'Roofline', 'Metrics', 'Source', 'Raw rules']" in printed
-    assert "(all sections)" in printed
+    occupancy_warps = r.df[(r.df.section == "Occupancy") & r.df.metric.str.contains("warps", case=False)]
+    assert f"True <p>{len(occupancy_warps)} metric values" in printed and len(occupancy_warps) > 0
+    assert "shown: True" in outputs(nb.cells[3])  # a failing callback's traceback is shown, not swallowed

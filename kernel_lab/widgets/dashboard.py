@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
-from IPython.display import HTML, display
+from IPython.display import display
 
 from kernel_lab.display import html, rules, source
 from kernel_lab.display.page import roofline_figure
@@ -29,17 +29,15 @@ def metrics_view(result: Result, errors: widgets.Output) -> widgets.VBox:
     df = result.df
     section = widgets.Dropdown(options=[ALL_SECTIONS, *sorted(s for s in df.section.unique() if s)], description="section")
     search = widgets.Text(placeholder="metric name contains…", description="search")
-    table = widgets.Output()
+    table = widgets.HTML()
 
     @guarded(errors)
     def refresh(_change=None) -> None:
         rows = df if section.value == ALL_SECTIONS else df[df.section == section.value]
         if search.value:
             rows = rows[rows.metric.str.contains(search.value, case=False, regex=False)]
-        table.clear_output()
-        with table:
-            display(HTML(f"<p>{len(rows)} metric values{f', first {MAX_ROWS} shown' if len(rows) > MAX_ROWS else ''}</p>"))
-            display(rows.head(MAX_ROWS))
+        shown = f", first {MAX_ROWS} shown" if len(rows) > MAX_ROWS else ""
+        table.value = f"<p>{len(rows)} metric values{shown}</p>" + rows.head(MAX_ROWS).to_html(index=False)
 
     section.observe(refresh, names="value")
     search.observe(refresh, names="value")

@@ -18,9 +18,7 @@ def guarded(errors: widgets.Output) -> Callable[[Callable[..., Any]], Callable[.
             try:
                 return fn(*args, **kwargs)
             except Exception:  # noqa: BLE001 - shown to the user below, not swallowed
-                with errors:
-                    print(f"Kernel Lab: error in {fn.__name__}:")
-                    traceback.print_exc()
+                errors.append_stderr(f"Kernel Lab: error in {fn.__name__}:\n{traceback.format_exc()}")
                 return None
 
         return call
