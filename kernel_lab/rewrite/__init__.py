@@ -1,0 +1,1 @@
+"""Rewriters: propose new versions of a cell from its diagnosis (an LLM, or the built-in optimizer)."""

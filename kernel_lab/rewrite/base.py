@@ -1,0 +1,47 @@
+"""What every rewriter takes and gives back."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One earlier version and how it did, so a rewriter does not revisit dead ends."""
+
+    explanation: str  # what was changed
+    outcome: str  # e.g. "correct, 1.8x faster", "wrong: max error 3.2 at [17]", "did not compile: ..."
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class RewriteContext:
+    """Everything a rewriter may use to propose the next version of a cell."""
+
+    source: str  # the current version of the cell (kernels, make_inputs, run, ...)
+    bottlenecks: Sequence[Mapping[str, Any]]  # ranked, as Bottleneck.to_dict() gives them
+    device: str = "unknown GPU"
+    history: Sequence[Attempt] = ()
+    language: str = "triton"  # "triton" or "cuda"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A proposed new version of the whole cell."""
+
+    source: str
+    explanation: str  # what changed and why, for the user
+    answers: str = ""  # the bottleneck kind this change addresses
+    origin: str = ""  # "llm:<model>" or "search"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Rewriter(Protocol):
+    """Anything that proposes candidates for a cell."""
+
+    name: str
+
+    def propose(self, context: RewriteContext, n: int = 1) -> list[Candidate]:
+        """Up to ``n`` candidates (possibly none); raises KernelLabError subclasses with a fix."""
+        ...

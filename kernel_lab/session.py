@@ -1,0 +1,131 @@
+"""Every version of a cell, on disk: source, diagnosis, verdict, timings, explanation.
+
+Layout (``.kernel_lab/`` beside the notebook by default)::
+
+    .kernel_lab/<session>/v000/cell.py       the original
+    .kernel_lab/<session>/v000/version.json  origin, parent, explanation, verdict, top bottleneck
+    .kernel_lab/<session>/v000/profile.ncu-rep   when it was profiled
+    .kernel_lab/<session>/v001/...
+
+Nothing is ever overwritten; the best verified version is derived from the files, so a session
+can be reopened (``Session.open``) after a restart.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernel_lab.errors import KernelLabError
+
+
+@dataclass
+class Version:
+    """One version of the cell."""
+
+    number: int
+    source: str
+    origin: str  # "original", "search", "llm:<model>", "user"
+    parent: int | None = None
+    explanation: str = ""
+    answers: str = ""  # bottleneck kind it addresses
+    correct: bool | None = None  # None: not verified (the original is the reference)
+    reason: str = ""
+    warnings: list[str] = field(default_factory=list)
+    time_ms: float | None = None  # median, when timed
+    spread_ms: float | None = None
+    speedup: float | None = None  # vs the original, when timed
+    significant: bool | None = None
+    top_bottleneck: str | None = None
+    created: float = field(default_factory=time.time)
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number:03d}"
+
+
+class Session:
+    """A folder of versions; append-only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.versions: list[Version] = []
+
+    @classmethod
+    def create(cls, root: str | Path, name: str, original: str) -> Session:
+        """A new session under ``root`` whose version 0 is ``original``."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = Path(root) / f"{stamp}-{name}"
+        suffix = 1
+        while path.exists():
+            suffix += 1
+            path = Path(root) / f"{stamp}-{name}-{suffix}"
+        path.mkdir(parents=True)
+        session = cls(path)
+        session.add(original, origin="original")
+        return session
+
+    @classmethod
+    def open(cls, path: str | Path) -> Session:
+        """Reopen a session folder."""
+        session = cls(Path(path))
+        for folder in sorted(session.path.glob("v[0-9][0-9][0-9]")):
+            data = json.loads((folder / "version.json").read_text())
+            session.versions.append(Version(source=(folder / "cell.py").read_text(), **data))
+        if not session.versions:
+            raise KernelLabError(f"{path} holds no Kernel Lab versions.", fix="Pass the folder of a session (.kernel_lab/<session>).")
+        return session
+
+    def folder(self, version: Version) -> Path:
+        return self.path / version.label
+
+    def add(self, source: str, **meta: Any) -> Version:
+        """Store a new version and return it."""
+        version = Version(number=len(self.versions), source=source, **meta)
+        folder = self.folder(version)
+        folder.mkdir()
+        (folder / "cell.py").write_text(source)
+        self.versions.append(version)
+        self.save(version)
+        return version
+
+    def save(self, version: Version) -> None:
+        """Write a version's metadata (its source never changes)."""
+        data = {k: v for k, v in asdict(version).items() if k not in ("number", "source")}
+        (self.folder(version) / "version.json").write_text(json.dumps({"number": version.number, **data}, indent=2))
+
+    @property
+    def original(self) -> Version:
+        return self.versions[0]
+
+    def best(self) -> Version:
+        """The fastest correct version with a significant speedup, else the original."""
+        winners = [v for v in self.versions if v.correct and v.significant and v.speedup and v.speedup > 1]
+        return max(winners, key=lambda v: v.speedup, default=self.original)
+
+    def restore(self, number: int) -> str:
+        """The source of version ``number`` (nothing is deleted)."""
+        if not 0 <= number < len(self.versions):
+            raise KernelLabError(f"No version {number} in this session.", fix=f"Versions are 0 to {len(self.versions) - 1}.")
+        return self.versions[number].source
+
+    def table(self):
+        """The versions as a DataFrame: time, speedup, correctness, top bottleneck, origin."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "version": v.label,
+                    "origin": v.origin,
+                    "time_ms": v.time_ms,
+                    "speedup": v.speedup,
+                    "correct": {True: "yes", False: "no", None: "reference"}[v.correct],
+                    "top_bottleneck": v.top_bottleneck,
+                    "note": v.reason if v.correct is False else "; ".join(v.warnings) or v.explanation,
+                }
+                for v in self.versions
+            ]
+        )

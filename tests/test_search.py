@@ -1,0 +1,67 @@
+"""The built-in optimizer's source transformations, on the teaching and sample cells."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernel_lab import samples
+from kernel_lab.rewrite.base import RewriteContext
+from kernel_lab.rewrite.search import SearchRewriter, apply, launches, pad_shared_tiles
+
+TEACHING = Path(__file__).resolve().parent.parent / "benchmarks" / "teaching"
+
+
+def test_launch_parameters_are_found():
+    (launch,) = launches((TEACHING / "matmul_small_tiles.py").read_text())
+    assert launch.kernel == "matmul_kernel" and launch.loops
+    assert {n: v for n, (v, _) in launch.params.items()} == {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1}
+
+
+def test_grid_follows_the_block_size_only_when_unambiguous():
+    source = (TEACHING / "matmul_small_tiles.py").read_text()
+    (launch,) = launches(source)
+    together = apply(source, launch, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64})
+    assert "matmul_kernel[(M // 64, N // 64)]" in together and "BLOCK_M=64, BLOCK_N=64, BLOCK_K=64" in together
+    alone = apply(source, launch, {"BLOCK_K": 32})
+    assert "matmul_kernel[(M // 16, N // 16)]" in alone and "BLOCK_K=32" in alone
+
+
+def test_missing_num_warps_is_added_to_the_call():
+    source = samples.cell("memory_bound").read_text()
+    (launch,) = launches(source)
+    out = apply(source, launch, {"BLOCK": 4096, "num_warps": 8})
+    assert "add_kernel[(triton.cdiv(n, 4096),)](x, y, out, n, BLOCK=4096, num_warps=8)" in out
+
+
+def test_autotuned_kernels_are_left_alone():
+    source = "import triton\n@triton.autotune(configs=[], key=[])\n@triton.jit\ndef k(x, B: tl.constexpr):\n    pass\ndef run(x):\n    k[(1,)](x, B=64)\n"
+    assert launches(source) == []
+
+
+@pytest.mark.parametrize("kind", ["memory_bound", "latency_bound", "small_grid", "low_occupancy"])
+def test_candidates_compile_differ_and_say_what_they_answer(kind):
+    source = (TEACHING / "softmax_poor_block.py").read_text()
+    rewriter = SearchRewriter()
+    first = rewriter.propose(RewriteContext(source, [{"kind": kind}]), n=4)
+    assert len(first) == 4 and len({c.source for c in first}) == 4
+    for c in first:
+        compile(c.source, "candidate", "exec")
+        assert c.answers == kind and c.origin == "search" and "→" in c.explanation
+    again = rewriter.propose(RewriteContext(source, [{"kind": kind}]), n=4)
+    assert not {c.source for c in first} & {c.source for c in again}  # no dead ends revisited
+
+
+def test_guidance_orders_the_search():
+    source = samples.cell("memory_bound").read_text()
+    up = SearchRewriter().propose(RewriteContext(source, [{"kind": "memory_bound"}]), n=1)[0]
+    down = SearchRewriter().propose(RewriteContext(source, [{"kind": "small_grid"}]), n=1)[0]
+    assert "BLOCK 1024 → 2048" in up.explanation and "BLOCK 1024 → 512" in down.explanation
+
+
+def test_bank_conflicts_get_a_padded_tile():
+    source = (TEACHING / "transpose_unpadded.py").read_text()
+    (c, *_) = SearchRewriter().propose(RewriteContext(source, [{"kind": "shared_bank_conflicts"}]))
+    assert "__shared__ float tile[TILE][TILE + 1];" in c.source and c.answers == "shared_bank_conflicts"
+    assert pad_shared_tiles(c.source) is None  # already padded
+    assert pad_shared_tiles(samples.cell("transpose_padded").read_text()) is None

@@ -1,0 +1,40 @@
+"""Versions on disk: nothing is lost, the best verified one is found again after a restart."""
+from __future__ import annotations
+
+import pytest
+
+from kernel_lab.errors import KernelLabError
+from kernel_lab.session import Session
+
+
+def test_versions_are_kept_and_reopened(tmp_path):
+    s = Session.create(tmp_path, "add", "v0 source")
+    slow = s.add("v1 source", origin="search", parent=0, correct=True, speedup=1.01, significant=False)
+    fast = s.add("v2 source", origin="search", parent=0, correct=True, speedup=1.8, significant=True)
+    s.add("v3 source", origin="llm:m", parent=0, correct=False, reason="wrong: max error 3.2")
+    assert s.best() is fast and s.best() is not slow
+    again = Session.open(s.path)
+    assert [v.source for v in again.versions] == ["v0 source", "v1 source", "v2 source", "v3 source"]
+    assert again.best().number == 2 and again.restore(0) == "v0 source"
+    table = again.table()
+    assert list(table.version) == ["v000", "v001", "v002", "v003"]
+    assert list(table.correct) == ["reference", "yes", "yes", "no"]
+    assert "wrong: max error" in table.note[3]
+
+
+def test_no_faster_version_keeps_the_original(tmp_path):
+    s = Session.create(tmp_path, "x", "original")
+    s.add("slower", origin="search", correct=True, speedup=0.7, significant=True)
+    assert s.best() is s.original
+
+
+def test_restore_of_a_missing_version_says_which_exist(tmp_path):
+    s = Session.create(tmp_path, "x", "original")
+    with pytest.raises(KernelLabError, match="Versions are 0 to 0"):
+        s.restore(3)
+
+
+def test_two_sessions_never_share_a_folder(tmp_path):
+    a = Session.create(tmp_path, "same", "a")
+    b = Session.create(tmp_path, "same", "b")
+    assert a.path != b.path and (a.path / "v000" / "cell.py").read_text() == "a"
