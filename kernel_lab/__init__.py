@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["profile", "diagnose", "analyze", "compare", "load_ipython_extension"]
+__all__ = ["profile", "diagnose", "analyze", "compare", "optimize", "load_ipython_extension"]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from kernel_lab.api import analyze, compare, diagnose, profile
+    from kernel_lab.api import analyze, compare, diagnose, optimize, profile
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("profile", "diagnose", "analyze", "compare"):
+    if name in ("profile", "diagnose", "analyze", "compare", "optimize"):
         from kernel_lab import api
 
         return getattr(api, name)
@@ -26,7 +26,7 @@ def __getattr__(name: str) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext kernel_lab``: registers ``%%profile``."""
+    """``%load_ext kernel_lab``: registers ``%%profile`` and ``%%optimize``."""
     from kernel_lab.magics import KernelLabMagics
 
     ipython.register_magics(KernelLabMagics)

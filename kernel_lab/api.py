@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel_lab.analysis import conductor
 from kernel_lab.analysis.compare import Comparison
@@ -19,6 +20,9 @@ from kernel_lab.profiling import ncu, report, trace
 from kernel_lab.profiling.runner import CELL_ERROR_EXIT, MARK
 from kernel_lab.profiling.sections import DEFAULT_SECTIONS
 from kernel_lab.result import Result
+
+if TYPE_CHECKING:
+    from kernel_lab.optimizing import OptimizeResult
 
 COUNTERS_REFUSED = "ERR_NVGPUCTRPERM"
 ENABLE_COUNTERS = (
@@ -186,3 +190,17 @@ def profile(
         raise ProfilingError(f"ncu exited with code {code} and wrote no report.", (out + err)[-4000:], fix="See ncu's output above.")
     collector = f"ncu {ncu.ncu_version(exe) or '(unknown version)'} command line"
     return analyze(report.load(output, collector=collector, replay=False))
+
+
+def optimize(cell: str | Path, **options) -> OptimizeResult:
+    """Take a cell (source text or a ``.py`` path) to a faster, verified version; every version is kept.
+
+    Options as :func:`kernel_lab.optimizing.optimize` (rounds, rewriter='search'|'llm', candidates,
+    root, replay, time_budget, seeds, rtol, atol, model, base_url, api_key, on_event).
+    """
+    from kernel_lab.optimizing import optimize as run_loop
+
+    if isinstance(cell, Path) or (isinstance(cell, str) and cell.endswith(".py") and "\n" not in cell):
+        options.setdefault("name", Path(cell).stem)
+        cell = Path(cell).read_text()
+    return run_loop(cell, **options)

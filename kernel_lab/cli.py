@@ -39,6 +39,32 @@ def profile_kwargs(args: argparse.Namespace) -> dict:
     }
 
 
+def add_optimize_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``kernel-lab optimize`` and ``%%optimize``."""
+    parser.add_argument("--rounds", type=int, default=3, help="at most this many rounds (default 3)")
+    parser.add_argument("--rewriter", choices=("search", "llm"), default=None, help="default: llm if a model is configured, else search")
+    parser.add_argument("--model", help="LLM model name (else $KERNEL_LAB_MODEL)")
+    parser.add_argument("--base-url", help="OpenAI-compatible server (else $OPENAI_BASE_URL)")
+    parser.add_argument("--candidates", type=int, default=4, help="candidates verified per round")
+    parser.add_argument("--time-budget", type=float, help="stop starting new rounds after this many seconds")
+    parser.add_argument("--seeds", type=int, default=3, help="fresh random input sets per check")
+    parser.add_argument("--rtol", type=float, help="relative tolerance (default: by dtype)")
+    parser.add_argument("--atol", type=float, help="absolute tolerance (default: by dtype)")
+    parser.add_argument("--replay", help="diagnose from this recorded report instead of profiling (no GPU; one round)")
+    parser.add_argument("--root", default=".kernel_lab", help="where sessions are kept")
+
+
+def optimize_kwargs(args: argparse.Namespace) -> dict:
+    import os
+
+    rewriter = args.rewriter or ("llm" if (args.model or os.environ.get("KERNEL_LAB_MODEL")) else "search")
+    return {
+        "rounds": args.rounds, "rewriter": rewriter, "model": args.model, "base_url": args.base_url,
+        "candidates": args.candidates, "time_budget": args.time_budget, "seeds": args.seeds,
+        "rtol": args.rtol, "atol": args.atol, "replay": args.replay, "root": args.root,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kernel-lab", description="Profiling-guided GPU kernel optimization.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -52,11 +78,18 @@ def main(argv: list[str] | None = None) -> int:
     diag.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     for sub_parser in (prof, diag):
         sub_parser.add_argument("--html", type=Path, help="also write the diagnosis as a standalone HTML page")
+    opt = sub.add_parser("optimize", help="rewrite a cell's kernel, verify and keep every version")
+    opt.add_argument("script", type=Path)
+    add_optimize_options(opt)
     args = parser.parse_args(argv)
 
     from kernel_lab import api
 
     try:
+        if args.command == "optimize":
+            outcome = api.optimize(args.script, on_event=lambda m: print(m, file=sys.stderr, flush=True), **optimize_kwargs(args))
+            print(outcome)
+            return 0
         if args.command == "diagnose":
             result = api.diagnose(args.report)
         else:

@@ -11,7 +11,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.display import HTML, display
 from traitlets import Float, Int, Unicode
 
-from kernel_lab.cli import add_profile_options, profile_kwargs
+from kernel_lab.cli import add_optimize_options, add_profile_options, optimize_kwargs, profile_kwargs
 from kernel_lab.profiling.ncu import Progress
 from kernel_lab.result import Result
 
@@ -19,6 +19,12 @@ from kernel_lab.result import Result
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"%%profile: {message}. Run %%profile --help for the options.")
+
+
+def _optimize_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="%%optimize", add_help=False)
+    add_optimize_options(parser)
+    return parser
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +60,8 @@ class KernelLabMagics(Magics):
     Settings (``%config KernelLabMagics.<name> = value``) give option defaults.
     """
 
+    model = Unicode(None, allow_none=True, help="LLM model for %%optimize (the API key comes from $OPENAI_API_KEY only)").tag(config=True)
+    base_url = Unicode(None, allow_none=True, help="OpenAI-compatible server for %%optimize").tag(config=True)
     ncu_path = Unicode(None, allow_none=True, help="path to ncu (default: $KERNEL_LAB_NCU, then PATH)").tag(config=True)
     launch_count = Int(20, help="profile at most this many kernel launches").tag(config=True)
     timeout = Float(600.0, help="stop profiling after this many seconds").tag(config=True)
@@ -80,3 +88,25 @@ class KernelLabMagics(Magics):
             raise
         view.close(f"Profiled {len(result.profile.kernels)} kernel launch(es)")
         return result
+
+    @cell_magic
+    def optimize(self, line: str, cell: str):
+        """Rewrite the cell's kernel, verify candidates in a subprocess, keep every version. ``--help`` for options."""
+        from kernel_lab import api
+
+        parser = _optimize_parser()
+        parser.set_defaults(model=self.model, base_url=self.base_url)
+        if "--help" in line.split() or "-h" in line.split():
+            print(parser.format_help())
+            return None
+        args = parser.parse_args(shlex.split(line))
+        if args.replay is None:
+            api.preflight(self.ncu_path)
+        log = display(HTML("<i>Kernel Lab: optimizing…</i>"), display_id=True)
+        lines: list[str] = []
+
+        def on_event(message: str) -> None:
+            lines.append(message)
+            log.update(HTML("<pre>" + escape("\n".join(lines[-12:])) + "</pre>"))
+
+        return api.optimize(cell, on_event=on_event, **optimize_kwargs(args))

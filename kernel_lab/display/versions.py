@@ -1,0 +1,55 @@
+"""The %%optimize summary: the versions, the best version's side-by-side diff, warnings, before/after."""
+from __future__ import annotations
+
+import difflib
+from html import escape
+from typing import TYPE_CHECKING
+
+from kernel_lab.display.html import STYLE
+
+if TYPE_CHECKING:
+    from kernel_lab.optimizing import OptimizeResult
+
+
+def _warnings(result: OptimizeResult) -> list[str]:
+    return [f"{v.label}: {w}" for v in result.session.versions for w in v.warnings]
+
+
+def text(result: OptimizeResult) -> str:
+    s = result.session
+    best = result.best
+    lines = [f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}.", s.table().to_string(index=False)]
+    lines += [f"! {n}" for n in result.notes] + [f"! {w}" for w in _warnings(result)]
+    if best is s.original:
+        lines.append("No verified version was faster than the original; the original is kept.")
+    else:
+        lines.append(f"Best: {best.label}, {best.speedup:.2f}x faster, correct on every check. `.apply()` puts it in a new cell. Diff:")
+        lines += difflib.unified_diff(s.original.source.splitlines(), best.source.splitlines(), "v000", best.label, lineterm="")
+    return "\n".join(lines)
+
+
+def diff_table(before: str, after: str, names: tuple[str, str]) -> str:
+    """A side-by-side HTML diff of two sources (changed lines only, with context)."""
+    return difflib.HtmlDiff(wrapcolumn=90).make_table(before.splitlines(), after.splitlines(), *names, context=True, numlines=3)
+
+
+def html(result: OptimizeResult) -> str:
+    s = result.session
+    best = result.best
+    warnings = "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in (*result.notes, *_warnings(result)))
+    if best is s.original:
+        verdict = "<p>No verified version was faster than the original; the original is kept.</p>"
+        diff = ""
+    else:
+        verdict = (
+            f"<p><b>Best: {best.label}, {best.speedup:.2f}× faster</b>, correct on every check. {escape(best.explanation)}"
+            " <code>_.apply()</code> puts it in a new cell below (your cell is not changed).</p>"
+        )
+        diff = diff_table(s.original.source, best.source, ("v000 (original)", best.label))
+    return (
+        f"{STYLE}<style>.kl table.diff td {{text-align:left; font-family: monospace; font-size: 12px}}"
+        f" .diff_add {{background:#dfd}} .diff_chg {{background:#ffa}} .diff_sub {{background:#fdd}}</style>"
+        f"<div class='kl'><div class='banner'>Kernel Lab optimize: {len(s.versions)} version(s) kept in "
+        f"<code>{escape(str(s.path))}</code>; stopped: {escape(result.stopped)}.</div>{warnings}"
+        f"{s.table().to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}')}{verdict}{diff}</div>"
+    )

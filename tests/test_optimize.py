@@ -1,0 +1,73 @@
+"""The %%optimize loop end to end on the CPU: replay of a recorded report, Triton's interpreter,
+the built-in optimizer and the LLM path through a local OpenAI-compatible server."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import kernel_lab
+from kernel_lab import samples
+from kernel_lab.session import Session
+from conftest import run_python
+from openai_server import OpenAIServer
+from test_notebook import execute, outputs
+
+CELLS = Path(__file__).resolve().parent / "cells"
+REPLAY = samples.report("memory_bound")
+
+
+def fenced(path: Path) -> str:
+    return f"Here is the faster version.\n\n```python\n{path.read_text()}```\n\nIt addresses memory_bound: bigger blocks."
+
+
+def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path):
+    events = []
+    result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=2, candidates=2, root=tmp_path, replay=REPLAY, on_event=events.append)
+    s = Session.open(result.session.path)  # everything is on disk
+    assert len(s.versions) == 3 and s.original.source == (CELLS / "add_ref.py").read_text()
+    assert all(v.correct for v in s.versions[1:]) and all(v.origin == "search" for v in s.versions[1:])
+    assert s.original.top_bottleneck == "memory_bound"
+    assert result.stopped.startswith("replay mode: one round only")
+    assert any("REPLAYING" in e for e in events) and any("verifying v001" in e for e in events)
+    assert any("CPU interpreter" in n for n in result.notes)
+    html = result._repr_html_()
+    assert "Replay mode" in html and "v002" in html
+    if result.best is not s.original:
+        assert "<table class=\"diff\"" in html
+
+
+def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
+    with OpenAIServer() as server:
+        server.script(fenced(CELLS / "add_fast.py"), fenced(CELLS / "add_unwritten.py"), "I would make it faster, but no code.")
+        result = kernel_lab.optimize(
+            CELLS / "add_ref.py", rounds=1, candidates=3, root=tmp_path, replay=REPLAY,
+            rewriter="llm", model="test-model", base_url=server.base_url,
+        )
+    s = result.session
+    assert [v.origin for v in s.versions] == ["original", "llm:test-model", "llm:test-model"]
+    right, wrong = s.versions[1:]
+    assert right.correct and right.answers == "memory_bound"
+    assert wrong.correct is False and wrong.reason
+    prompt = server.requests[0].prompt
+    assert "memory_bound" in prompt and "add_kernel" in prompt  # bottlenecks and the cell reach the model
+    assert len(server.requests) == 3  # the prose-only answer was asked for, and skipped
+
+
+def test_cli_optimize_in_replay_mode(tmp_path):
+    proc = run_python("-m", "kernel_lab.cli", "optimize", str(CELLS / "add_ref.py"), "--replay", str(REPLAY),
+                      "--rounds", "1", "--candidates", "1", "--root", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "REPLAYING" in proc.stderr and "v001" in proc.stdout and "Replay mode" in proc.stdout
+
+
+def test_optimize_magic_in_a_real_kernel(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext kernel_lab\nimport kernel_lab"),
+        nbformat.v4.new_code_cell(f"%%optimize --replay {REPLAY} --rounds 1 --candidates 1 --root {tmp_path}\n" + (CELLS / "add_ref.py").read_text()),
+    ]
+    execute(nb)
+    shown = outputs(nb.cells[1])
+    assert "Kernel Lab optimize" in shown and "v001" in shown and "Replay mode" in shown
