@@ -2,7 +2,8 @@
 
     python benchmarks/optimize_teaching.py [--rounds 2] [--candidates 4] [NAME ...]
 
-For each cell in benchmarks/teaching/: optimize it, profile the best version, and print a table:
+For each cell in benchmarks/teaching/, plus the unpadded CUDA transpose of the samples
+(kernel_lab/samples/kernels/shared_bank_conflicts.py): optimize it, profile the best version, and print a table:
 original and best time (the judge's medians, L2 flushed), speedup, the best version's roofline
 position, rounds, wall time. Ends with the geometric-mean speedup.
 """
@@ -14,8 +15,10 @@ import time
 from pathlib import Path
 
 import kernel_lab
+from kernel_lab import samples
 
 HERE = Path(__file__).resolve().parent / "teaching"
+CELLS = {p.stem: p for p in [*sorted(HERE.glob("*.py")), samples.cell("shared_bank_conflicts")]}
 
 
 def main() -> None:
@@ -25,7 +28,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--root", default="/tmp/kernel_lab_sessions")
     args = parser.parse_args()
-    cells = [HERE / f"{n}.py" for n in args.names] or sorted(HERE.glob("*.py"))
+    cells = [CELLS[n] for n in args.names] if args.names else list(CELLS.values())
     rows = []
     for cell in cells:
         start = time.monotonic()

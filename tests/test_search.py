@@ -60,7 +60,7 @@ def test_guidance_orders_the_search():
 
 
 def test_bank_conflicts_get_a_padded_tile():
-    source = (TEACHING / "transpose_unpadded.py").read_text()
+    source = samples.cell("shared_bank_conflicts").read_text()
     (c, *_) = SearchRewriter().propose(RewriteContext(source, [{"kind": "shared_bank_conflicts"}]))
     assert "__shared__ float tile[TILE][TILE + 1];" in c.source and c.answers == "shared_bank_conflicts"
     assert pad_shared_tiles(c.source) is None  # already padded
