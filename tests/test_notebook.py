@@ -82,3 +82,14 @@ def test_dashboard_is_built_in_a_real_kernel():
     occupancy_warps = r.df[(r.df.section == "Occupancy") & r.df.metric.str.contains("warps", case=False)]
     assert f"True <p>{len(occupancy_warps)} metric values" in printed and len(occupancy_warps) > 0
     assert "shown: True" in outputs(nb.cells[3])  # a failing callback's traceback is shown, not swallowed
+
+
+def test_optimize_tour_notebook_runs_in_replay_mode(tmp_path):
+    nb = nbformat.read(ROOT / "notebooks" / "02_optimize_tour.ipynb", as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    shown = outputs(code[1])
+    assert "Replay mode" in shown and "CPU interpreter" in shown and "v001" in shown
+    assert "v000" in outputs(code[2]) and "search" in outputs(code[2])
+    assert outputs(code[3]).strip() == "True True"
+    assert (tmp_path / ".kernel_lab").is_dir()  # sessions live beside the notebook
