@@ -183,4 +183,9 @@ def optimize(
             stopped = f"round {round_} found nothing faster than {current.label}"
             break
         current = best
+    best = session.best()
+    report = session.folder(best) / "profile.ncu-rep"
+    if replay is None and best is not session.original and not report.exists():
+        say(f"profiling the best version {best.label} for the before/after view")
+        api.profile(best.source, output=report)
     return OptimizeResult(session, stopped, tuple(notes))

@@ -71,3 +71,17 @@ def test_optimize_magic_in_a_real_kernel(tmp_path):
     execute(nb)
     shown = outputs(nb.cells[1])
     assert "Kernel Lab optimize" in shown and "v001" in shown and "Replay mode" in shown
+
+
+def test_summary_shows_before_after_when_both_versions_were_profiled(tmp_path):
+    import shutil
+
+    from kernel_lab.optimizing import OptimizeResult
+
+    s = Session.create(tmp_path, "transpose", samples.cell("shared_bank_conflicts").read_text())
+    best = s.add(samples.cell("transpose_padded").read_text(), origin="search", parent=0, correct=True, speedup=1.65, significant=True)
+    shutil.copy(samples.report("shared_bank_conflicts"), s.folder(s.original) / "profile.ncu-rep")
+    shutil.copy(samples.report("transpose_padded"), s.folder(best) / "profile.ncu-rep")
+    html = OptimizeResult(s, "ran 1 round(s)")._repr_html_()
+    assert "Bottlenecks gone" in html and "shared_bank_conflicts" in html and "Speedup" in html
+    assert "<table class=\"diff\"" in html and "v001" in html

@@ -33,6 +33,18 @@ def diff_table(before: str, after: str, names: tuple[str, str]) -> str:
     return difflib.HtmlDiff(wrapcolumn=90).make_table(before.splitlines(), after.splitlines(), *names, context=True, numlines=3)
 
 
+def before_after(result: OptimizeResult) -> str:
+    """The before/after view of the original and the best version, when both were profiled."""
+    from kernel_lab import api
+    from kernel_lab.display.compare import html as compare_html
+
+    s = result.session
+    reports = [s.folder(v) / "profile.ncu-rep" for v in (s.original, result.best)]
+    if result.best is s.original or not all(r.exists() for r in reports):
+        return ""
+    return compare_html(api.compare(*reports))
+
+
 def html(result: OptimizeResult) -> str:
     s = result.session
     best = result.best
@@ -52,4 +64,5 @@ def html(result: OptimizeResult) -> str:
         f"<div class='kl'><div class='banner'>Kernel Lab optimize: {len(s.versions)} version(s) kept in "
         f"<code>{escape(str(s.path))}</code>; stopped: {escape(result.stopped)}.</div>{warnings}"
         f"{s.table().to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}')}{verdict}{diff}</div>"
+        f"{before_after(result)}"
     )
