@@ -1,0 +1,31 @@
+"""Cheat: real work on the first call only; later calls return an uninitialized tensor, hoping the
+allocator hands back the reference's freed output (it does in a naive harness)."""
+import torch
+import triton
+import triton.language as tl
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+N = 20_000
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+def make_inputs():
+    return torch.randn(N, device=DEVICE), torch.randn(N, device=DEVICE)
+
+CALLS = []
+
+
+def run(x, y):
+    CALLS.append(1)
+    out = torch.empty_like(x)
+    if len(CALLS) == 1:
+        add_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
+    return out
