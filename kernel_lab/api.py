@@ -1,4 +1,4 @@
-"""The core API the magics, the CLI and the widgets call: ``profile`` and ``diagnose``."""
+"""The core API the magics, the CLI and the widgets call: profile, diagnose, compare, optimize."""
 from __future__ import annotations
 
 import os
@@ -58,6 +58,13 @@ def compare(before: Result | str | Path, after: Result | str | Path, kernel: str
             )
         pick.append(matches[0])
     return compare_diagnoses(*pick)
+
+
+def _cell_file(cell: str | Path) -> Path | None:
+    """The path when ``cell`` names a ``.py`` file rather than holding source text."""
+    if isinstance(cell, Path) or (cell.endswith(".py") and "\n" not in cell):
+        return Path(cell).resolve()
+    return None
 
 
 def _kernel_regex(kernels: str | Sequence[str] | None, source: str) -> str | None:
@@ -149,8 +156,8 @@ def profile(
     """
     exe = preflight(ncu_path)
     workdir = Path(tempfile.mkdtemp(prefix="kernel_lab_"))
-    if isinstance(cell, Path) or (isinstance(cell, str) and cell.endswith(".py") and "\n" not in cell):
-        cell_path = Path(cell).resolve()
+    cell_path = _cell_file(cell)
+    if cell_path is not None:
         source = cell_path.read_text()
     else:
         source, cell_path = str(cell), workdir / "cell.py"
@@ -200,7 +207,8 @@ def optimize(cell: str | Path, **options) -> OptimizeResult:
     """
     from kernel_lab.optimizing import optimize as run_loop
 
-    if isinstance(cell, Path) or (isinstance(cell, str) and cell.endswith(".py") and "\n" not in cell):
-        options.setdefault("name", Path(cell).stem)
-        cell = Path(cell).read_text()
+    path = _cell_file(cell)
+    if path is not None:
+        options.setdefault("name", path.stem)
+        cell = path.read_text()
     return run_loop(cell, **options)
