@@ -57,3 +57,15 @@ def test_profile_magic_in_a_real_kernel():
     execute(nb)
     shown = outputs(nb.cells[1])
     assert "profiled on NVIDIA" in shown and "memory_bound" in shown and "REPLAYING" not in shown
+
+
+def test_optimize_for_real_finds_a_faster_verified_version(tmp_path):
+    from pathlib import Path
+
+    cell = Path(__file__).resolve().parent.parent / "benchmarks" / "teaching" / "add_tiny_block.py"
+    result = kernel_lab.optimize(cell, rounds=1, candidates=2, root=tmp_path)
+    best = result.best
+    assert best is not result.session.original and best.correct and best.significant and best.speedup > 1.2
+    assert (result.session.folder(result.session.original) / "profile.ncu-rep").exists()
+    assert (result.session.folder(best) / "profile.ncu-rep").exists()  # profiled for the before/after view
+    assert "Bottlenecks gone" in result._repr_html_() or "Speedup" in result._repr_html_()
