@@ -19,8 +19,15 @@ MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this s
 Events = Callable[[str], None]
 
 
-def make_rewriter(kind: str | Rewriter, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None) -> Rewriter:
-    """'search' (built-in), 'llm' (OpenAI-compatible server), or a Rewriter object."""
+def make_rewriter(
+    kind: str | Rewriter,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    say: Events | None = None,
+) -> Rewriter:
+    """'search' (built-in), 'llm' (OpenAI-compatible server, its streaming reported to ``say``), or a Rewriter."""
     if not isinstance(kind, str):
         return kind
     if kind == "search":
@@ -30,8 +37,21 @@ def make_rewriter(kind: str | Rewriter, *, model: str | None = None, base_url: s
     if kind == "llm":
         from kernel_lab.rewrite.llm import LLMRewriter
 
-        return LLMRewriter(model=model, base_url=base_url, api_key=api_key)
+        return LLMRewriter(model=model, base_url=base_url, api_key=api_key, on_token=_streaming(say) if say else None)
     raise KernelLabError(f"Unknown rewriter {kind!r}.", fix="Use 'search' (built-in, no LLM) or 'llm'.")
+
+
+def _streaming(say: Events, every: int = 100) -> Callable[[str], None]:
+    """Report the model's streamed answer every ``every`` chunks."""
+    count = 0
+
+    def on_token(_token: str) -> None:
+        nonlocal count
+        count += 1
+        if count % every == 0:
+            say(f"receiving the model's answer: {count} chunks so far")
+
+    return on_token
 
 
 def _outcome(v: Version) -> str:
@@ -132,7 +152,7 @@ def optimize(
             notes.append("No GPU: candidates were checked with Triton's CPU interpreter; their times are CPU times, not GPU times.")
         for note in notes:
             say(note)
-    engine = make_rewriter(rewriter, model=model, base_url=base_url, api_key=api_key)
+    engine = make_rewriter(rewriter, model=model, base_url=base_url, api_key=api_key, say=say)
     session = Session.create(root, name, source)
     current = session.original
     history: list[Attempt] = []

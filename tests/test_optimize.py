@@ -39,12 +39,14 @@ def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path)
 
 
 def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
+    events = []
     with OpenAIServer() as server:
         server.script(fenced(CELLS / "add_fast.py"), fenced(CELLS / "add_unwritten.py"), "I would make it faster, but no code.")
         result = kernel_lab.optimize(
             CELLS / "add_ref.py", rounds=1, candidates=3, root=tmp_path, replay=REPLAY,
-            rewriter="llm", model="test-model", base_url=server.base_url,
+            rewriter="llm", model="test-model", base_url=server.base_url, on_event=events.append,
         )
+    assert any(e.startswith("receiving the model's answer") for e in events)  # streaming shows progress
     s = result.session
     assert [v.origin for v in s.versions] == ["original", "llm:test-model", "llm:test-model"]
     right, wrong = s.versions[1:]
