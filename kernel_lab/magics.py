@@ -17,17 +17,27 @@ from kernel_lab.result import Result
 
 
 class _Parser(argparse.ArgumentParser):
+    """Option errors become IPython UsageErrors (one line, no traceback) naming the magic."""
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"%%profile: {message}. Run %%profile --help for the options.")
+        raise UsageError(f"{self.prog}: {message}. Run {self.prog} --help for the options.")
+
+    def parse_line(self, line: str) -> argparse.Namespace | None:
+        """The options of a magic's line; None (after printing the help) for -h/--help."""
+        words = shlex.split(line)
+        if "--help" in words or "-h" in words:
+            print(self.format_help())
+            return None
+        return self.parse_args(words)
 
 
-def _optimize_parser() -> argparse.ArgumentParser:
+def _optimize_parser() -> _Parser:
     parser = _Parser(prog="%%optimize", add_help=False)
     add_optimize_options(parser)
     return parser
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> _Parser:
     parser = _Parser(prog="%%profile", add_help=False)
     add_profile_options(parser)
     parser.add_argument("--replay", help="diagnose this recorded .ncu-rep instead of running the cell (no GPU needed)")
@@ -73,10 +83,9 @@ class KernelLabMagics(Magics):
 
         parser = _parser()
         parser.set_defaults(launch_count=self.launch_count, timeout=self.timeout)
-        if "--help" in line.split() or "-h" in line.split():
-            print(parser.format_help())
+        args = parser.parse_line(line)
+        if args is None:
             return None
-        args = parser.parse_args(shlex.split(line))
         if args.replay:
             return api.diagnose(args.replay)
         api.preflight(self.ncu_path)
@@ -96,10 +105,9 @@ class KernelLabMagics(Magics):
 
         parser = _optimize_parser()
         parser.set_defaults(model=self.model, base_url=self.base_url)
-        if "--help" in line.split() or "-h" in line.split():
-            print(parser.format_help())
+        args = parser.parse_line(line)
+        if args is None:
             return None
-        args = parser.parse_args(shlex.split(line))
         if args.replay is None:
             api.preflight(self.ncu_path)
         log = display(HTML("<i>Kernel Lab: optimizing…</i>"), display_id=True)

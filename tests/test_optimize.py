@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-import pytest
 
 import kernel_lab
 from kernel_lab import samples

@@ -38,7 +38,6 @@ LTS_ELAPSED = "lts__cycles_elapsed.sum"
 SECTORS_GLOBAL = "memory_l2_theoretical_sectors_global"
 SECTORS_EXCESSIVE = "derived__memory_l2_theoretical_sectors_global_excessive"
 BYTES_PER_SECTOR_LD = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio"
-BYTES_PER_SECTOR_ST = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio"
 
 SHARED_LD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 SHARED_ST_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
@@ -60,13 +59,6 @@ PIPE_PREFIX = "sm__pipe_"
 PIPE_SUFFIX = "_cycles_active.avg.pct_of_peak_sustained_active"
 PIPE_FMA = "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"
 PIPE_TENSOR = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
-INST_GMMA = "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active"
-INST_HMMA = "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active"
-FFMA_THREAD_INST = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"
-HFMA_THREAD_INST = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum.per_cycle_elapsed"
-GLOBAL_LD_INST = "smsp__sass_inst_executed_op_global_ld.sum"
-SHARED_LD_INST = SHARED_LD_REQUESTS
-INST_EXECUTED = "smsp__inst_executed.sum"
 OPCODE_MIX = "sass__inst_executed_per_opcode"  # instanced by opcode; see Kernel.opcodes
 
 

@@ -16,11 +16,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, x + y, mask=mask)
 
 
-def make_inputs():
-    return torch.randn(N, device=DEVICE), torch.randn(N, device=DEVICE)
-
-
-def make_inputs():  # noqa: F811 - a candidate may not choose its inputs
+def make_inputs():  # ignored by the judge: a candidate may not choose its inputs
     x = torch.randn(N, device=DEVICE)
     return x, -x
 
