@@ -21,17 +21,19 @@ def roofline_html(result: Result, include_plotlyjs: bool | str = True) -> str:
     return roofline_figure(result).to_html(full_html=False, include_plotlyjs=include_plotlyjs, div_id="kernel-lab-roofline")
 
 
+def per_kernel(result: Result, render) -> str:
+    """``render(kernel)`` for every kernel of the result, each under its name."""
+    return "".join(f"<h4>{escape(k.name)} (launch {k.index})</h4>{render(k)}" for k in result.profile.kernels)
+
+
 def sections(result: Result, include_plotlyjs: bool | str = True) -> dict[str, str]:
     """The dashboard's tabs as HTML fragments: Summary, Roofline, Metrics, Source, Raw rules."""
-    per_kernel = lambda render: "".join(  # noqa: E731
-        f"<h4>{escape(k.name)} (launch {k.index})</h4>{render(k)}" for k in result.profile.kernels
-    )
     return {
         "Summary": html.render(result),
         "Roofline": roofline_html(result, include_plotlyjs),
         "Metrics": result.df.to_html(index=False, float_format=lambda v: f"{v:,.6g}", classes="metrics"),
-        "Source": per_kernel(source.render),
-        "Raw rules": per_kernel(rules.render),
+        "Source": per_kernel(result, source.render),
+        "Raw rules": per_kernel(result, rules.render),
     }
 
 

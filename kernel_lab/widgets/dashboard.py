@@ -7,7 +7,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from kernel_lab.display import html, rules, source
-from kernel_lab.display.page import roofline_figure
+from kernel_lab.display.page import per_kernel, roofline_figure
 from kernel_lab.widgets.guard import guarded
 
 if TYPE_CHECKING:
@@ -16,12 +16,6 @@ if TYPE_CHECKING:
 TABS = ("Summary", "Roofline", "Metrics", "Source", "Raw rules")
 ALL_SECTIONS = "(all sections)"
 MAX_ROWS = 200
-
-
-def _per_kernel(result: Result, render) -> widgets.HTML:
-    return widgets.HTML(
-        html.STYLE + "".join(f"<h4>{k.name} (launch {k.index})</h4>{render(k)}" for k in result.profile.kernels)
-    )
 
 
 def metrics_view(result: Result, errors: widgets.Output) -> widgets.VBox:
@@ -55,8 +49,8 @@ def dashboard(result: Result) -> widgets.VBox:
         widgets.HTML(html.render(result)),
         roofline,
         metrics_view(result, errors),
-        _per_kernel(result, source.render),
-        _per_kernel(result, rules.render),
+        widgets.HTML(html.STYLE + per_kernel(result, source.render)),
+        widgets.HTML(html.STYLE + per_kernel(result, rules.render)),
     ])
     for i, title in enumerate(TABS):
         tabs.set_title(i, title)
