@@ -7,7 +7,8 @@ import pytest
 
 from kernel_lab import samples
 from kernel_lab.rewrite.base import RewriteContext
-from kernel_lab.rewrite.search import SearchRewriter, apply, launches, pad_shared_tiles
+from kernel_lab.rewrite.cuda import block_sizes, launch_bounds, pad_shared_tiles, threads
+from kernel_lab.rewrite.search import SearchRewriter, apply, launches
 
 TEACHING = Path(__file__).resolve().parent.parent / "benchmarks" / "teaching"
 
@@ -41,7 +42,7 @@ def test_autotuned_kernels_are_left_alone():
 
 @pytest.mark.parametrize("kind", ["memory_bound", "latency_bound", "small_grid", "low_occupancy"])
 def test_candidates_compile_differ_and_say_what_they_answer(kind):
-    source = (TEACHING / "softmax_poor_block.py").read_text()
+    source = (TEACHING / "softmax_one_warp.py").read_text()
     rewriter = SearchRewriter()
     first = rewriter.propose(RewriteContext(source, [{"kind": kind}]), n=4)
     assert len(first) == 4 and len({c.source for c in first}) == 4
@@ -65,3 +66,33 @@ def test_bank_conflicts_get_a_padded_tile():
     assert "__shared__ float tile[TILE][TILE + 1];" in c.source and c.answers == "shared_bank_conflicts"
     assert pad_shared_tiles(c.source) is None  # already padded
     assert pad_shared_tiles(samples.cell("transpose_padded").read_text()) is None
+
+
+def test_cuda_block_size_follows_its_constant():
+    source = samples.cell("shared_bank_conflicts").read_text()
+    assert threads("dim3(TILE, TILE)", source) == 1024
+    (smaller, why), *_ = block_sizes(source, direction=-1)
+    assert "#define TILE 16" in smaller and "1024 → 256 threads" in why
+    assert all("#define TILE 64" not in s for s, _ in block_sizes(source))  # 4096 threads: not a block
+
+
+def test_cuda_literal_block_size_moves_grid_and_launch_bounds_together():
+    source = samples.cell("low_occupancy_registers").read_text()
+    bigger = dict((why, s) for s, why in block_sizes(source, +1))
+    s = next(s for why, s in bigger.items() if "128 → 256" in why)
+    assert "chase_heavy_regs<<<warps * 32 / 256, 256>>>" in s and "__launch_bounds__(256) chase_heavy_regs" in s
+    compile(s, "candidate", "exec")
+
+
+def test_register_limited_occupancy_gets_launch_bounds():
+    source = samples.cell("low_occupancy_registers").read_text()
+    (c, *_) = SearchRewriter().propose(RewriteContext(source, [{"kind": "low_occupancy", "limiter": "registers", "evidence": {"launch__occupancy_limit_registers": 3}}]))
+    assert "__launch_bounds__(128, 6) chase_heavy_regs" in c.source and c.answers == "low_occupancy"
+    added = launch_bounds(samples.cell("latency_bound").read_text(), 4)
+    assert [s.count("__launch_bounds__(256, 8) pointer_chase(") for s, _ in added] == [1]
+
+
+def test_spills_relax_the_launch_bounds():
+    source = samples.cell("register_spills").read_text()
+    relaxed = [s for s, _ in launch_bounds(source, relax=True)]
+    assert ["__launch_bounds__(256, 4) stencil" in relaxed[0], "__launch_bounds__(256) stencil" in relaxed[1]] == [True, True]

@@ -5,7 +5,8 @@ cell is a search point. Candidates change its ``tl.constexpr`` block sizes, ``nu
 ``num_stages``; a grid that spells out the old block size (``triton.cdiv(n, 1024)``) is rewritten
 with the new one. Which changes are tried first depends on the top bottleneck.
 
-CUDA: padding a 2-D ``__shared__`` tile by one column against bank conflicts.
+CUDA: the known transformations of :mod:`kernel_lab.rewrite.cuda` (padded shared tiles, block
+sizes, ``__launch_bounds__``), each tied to the bottleneck it answers.
 
 Each candidate says which bottleneck it answers. Timing decides among them (the judge).
 """
@@ -13,8 +14,12 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from kernel_lab.analysis.metrics import OCCUPANCY_LIMITS
+from kernel_lab.rewrite import cuda
 from kernel_lab.rewrite.base import Candidate, RewriteContext
 
 BLOCK_NAME = re.compile(r"BLOCK|TILE|SIZE|CHUNK", re.I)
@@ -136,15 +141,6 @@ def _configs(launch: Launch, kind: str) -> list[tuple[dict[str, int], str]]:
     return out
 
 
-_SHARED_TILE = re.compile(r"(__shared__\s+\w+\s+\w+\s*\[\s*([^\]]+?)\s*\]\s*\[\s*)([^\]+]+?)(\s*\])")
-
-
-def pad_shared_tiles(source: str) -> str | None:
-    """Pad every unpadded 2-D ``__shared__`` tile by one column, or None if there is none."""
-    padded, count = _SHARED_TILE.subn(lambda m: f"{m.group(1)}{m.group(3)} + 1{m.group(4)}", source)
-    return padded if count else None
-
-
 @dataclass
 class SearchRewriter:
     """Proposes launch-parameter variants (Triton) and known transformations (CUDA)."""
@@ -153,17 +149,32 @@ class SearchRewriter:
     tried: set[str] = field(default_factory=set)
 
     def propose(self, context: RewriteContext, n: int = 8) -> list[Candidate]:
-        kinds = [b["kind"] for b in context.bottlenecks] or ["latency_bound"]
+        bottlenecks = list(context.bottlenecks) or [{"kind": "latency_bound"}]
         out: list[Candidate] = []
-        if "shared_bank_conflicts" in kinds and (padded := pad_shared_tiles(context.source)):
-            out.append(Candidate(padded, "Padded each 2-D shared-memory tile by one column ([T][T] → [T][T + 1]) so a column of the tile spans all 32 banks.", "shared_bank_conflicts", "search"))
-        for launch in launches(context.source):
-            for kind in kinds:
-                for config, why in _configs(launch, kind):
-                    source = apply(context.source, launch, config)
-                    if source not in self.tried and source != context.source and all(c.source != source for c in out):
-                        out.append(Candidate(source, f"{launch.kernel}: {why}.", kind, "search", {"config": config}))
+        for bottleneck in bottlenecks:
+            for source, why, meta in _ideas(context.source, bottleneck):
+                if source not in self.tried and source != context.source and all(c.source != source for c in out):
+                    out.append(Candidate(source, f"{why}.", bottleneck["kind"], "search", meta))
         out = out[:n]
         self.tried.update(c.source for c in out)
         return out
 
+
+def _ideas(source: str, bottleneck: Mapping[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Rewritten cells that answer one bottleneck, most promising first: (source, why, meta)."""
+    kind, limiter = bottleneck["kind"], bottleneck.get("limiter")
+    if kind == "shared_bank_conflicts" and (padded := cuda.pad_shared_tiles(source)):
+        yield padded, "Padded each 2-D shared-memory tile by one column ([T][T] → [T][T + 1]) so a column of the tile spans all 32 banks", {}
+    if kind == "low_occupancy" and limiter == "registers":
+        blocks = bottleneck.get("evidence", {}).get(OCCUPANCY_LIMITS["registers"])
+        for rewritten, why in cuda.launch_bounds(source, int(blocks) if blocks else None):
+            yield rewritten, why, {}
+    if kind == "register_spills":
+        for rewritten, why in cuda.launch_bounds(source, relax=True):
+            yield rewritten, why, {}
+    direction = +1 if limiter == "block_size" else GUIDANCE.get(kind, (+1, 0, ""))[0]
+    for rewritten, why in cuda.block_sizes(source, direction):
+        yield rewritten, why, {}
+    for launch in launches(source):
+        for config, why in _configs(launch, kind):
+            yield apply(source, launch, config), f"{launch.kernel}: {why}", {"config": config}
