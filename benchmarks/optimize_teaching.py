@@ -3,7 +3,8 @@
     python benchmarks/optimize_teaching.py [--rounds 2] [--candidates 4] [NAME ...]
 
 For each cell in benchmarks/teaching/, plus the unpadded CUDA transpose of the samples
-(kernel_lab/samples/kernels/shared_bank_conflicts.py): optimize it, profile the best version, and print a table:
+(kernel_lab/samples/kernels/shared_bank_conflicts.py), or for the cells named (a teaching cell or
+any sample, e.g. low_occupancy_registers): optimize it, profile the best version, and print a table:
 original and best time (the judge's medians, L2 flushed), speedup, the best version's roofline
 position, rounds, wall time. Ends with the geometric-mean speedup.
 """
@@ -28,7 +29,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--root", default="/tmp/kernel_lab_sessions")
     args = parser.parse_args()
-    cells = [CELLS[n] for n in args.names] if args.names else list(CELLS.values())
+    cells = [CELLS.get(n) or samples.cell(n) for n in args.names] if args.names else list(CELLS.values())
     rows = []
     for cell in cells:
         start = time.monotonic()
