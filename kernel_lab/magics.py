@@ -12,6 +12,7 @@ from IPython.display import HTML, display
 from traitlets import Float, Int, Unicode
 
 from kernel_lab.cli import add_optimize_options, add_profile_options, optimize_kwargs, profile_kwargs
+from kernel_lab.frontend import running_cell
 from kernel_lab.profiling.ncu import Progress
 from kernel_lab.result import Result
 
@@ -117,4 +118,6 @@ class KernelLabMagics(Magics):
             lines.append(message)
             log.update(HTML("<pre>" + escape("\n".join(lines[-12:])) + "</pre>"))
 
-        return api.optimize(cell, on_event=on_event, **optimize_kwargs(args))
+        result = api.optimize(cell, on_event=on_event, **optimize_kwargs(args))
+        result.cell = running_cell()  # lets the panel's Apply put a version into this very cell
+        return result

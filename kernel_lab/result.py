@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from kernel_lab.frontend import in_jupyter_kernel
 from kernel_lab.models import Bottleneck, Diagnosis, Profile
 
 if TYPE_CHECKING:
@@ -90,17 +91,7 @@ class Result:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """Text, static HTML, and in a Jupyter kernel the interactive dashboard on top of them."""
         bundle: dict[str, Any] = {"text/plain": str(self), "text/html": self._repr_html_()}
-        if _in_jupyter_kernel():
+        if in_jupyter_kernel():
             view = self.dashboard()._repr_mimebundle_()
             bundle.update({k: v for k, v in view.items() if k != "text/plain"})
         return bundle
-
-
-def _in_jupyter_kernel() -> bool:
-    import sys
-
-    if "IPython" not in sys.modules:
-        return False
-    from IPython import get_ipython
-
-    return getattr(get_ipython(), "kernel", None) is not None

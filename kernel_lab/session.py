@@ -6,6 +6,7 @@ Layout (``.kernel_lab/`` beside the notebook by default)::
     .kernel_lab/<session>/v000/version.json  origin, parent, explanation, verdict, top bottleneck
     .kernel_lab/<session>/v000/profile.ncu-rep   when it was profiled
     .kernel_lab/<session>/v001/...
+    .kernel_lab/<session>/actions.jsonl      what the user did: apply, reject, undo (append-only)
 
 Nothing is ever overwritten; the best verified version is derived from the files, so a session
 can be reopened (``Session.open``) after a restart.
@@ -48,6 +49,8 @@ class Version:
 
 class Session:
     """A folder of versions; append-only."""
+
+    ACTIONS = ("apply", "reject")  # what a user can do to a version (and undo)
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -101,9 +104,53 @@ class Session:
         return self.versions[0]
 
     def best(self) -> Version:
-        """The fastest correct version with a significant speedup, else the original."""
-        winners = [v for v in self.versions if v.correct and v.significant and v.speedup and v.speedup > 1]
+        """The fastest correct, not rejected version with a significant speedup, else the original."""
+        rejected = self.rejected
+        winners = [v for v in self.versions if v.correct and v.significant and v.speedup and v.speedup > 1 and v.number not in rejected]
         return max(winners, key=lambda v: v.speedup, default=self.original)
+
+    def actions(self) -> list[dict[str, Any]]:
+        """The user's apply/reject actions still in effect, oldest first (undone ones are gone)."""
+        log = self.path / "actions.jsonl"
+        stack: list[dict[str, Any]] = []
+        for line in log.read_text().splitlines() if log.exists() else ():
+            entry = json.loads(line)
+            if entry["action"] == "undo":
+                if stack:
+                    stack.pop()
+            else:
+                stack.append(entry)
+        return stack
+
+    def act(self, action: str, number: int, **details: Any) -> None:
+        """Record that the user applied (put into a cell) or rejected version ``number``."""
+        if action not in self.ACTIONS:
+            raise KernelLabError(f"Unknown action {action!r}.", fix=f"Use one of {', '.join(self.ACTIONS)}.")
+        self.restore(number)  # checks that it exists
+        if action == "reject" and number == 0:
+            raise KernelLabError("The original (v000) cannot be rejected.", fix="Reject a candidate version instead.")
+        self._log({"action": action, "version": number, **details})
+
+    def undo(self) -> dict[str, Any] | None:
+        """Take back the last apply or reject still in effect; returns it, or None if there was none."""
+        actions = self.actions()
+        if actions:
+            self._log({"action": "undo"})
+        return actions[-1] if actions else None
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        with open(self.path / "actions.jsonl", "a") as log:
+            log.write(json.dumps({**entry, "time": time.time()}) + "\n")
+
+    @property
+    def applied(self) -> Version:
+        """The version the user's cell holds now: the last applied one still in effect, else the original."""
+        numbers = [a["version"] for a in self.actions() if a["action"] == "apply"]
+        return self.versions[numbers[-1]] if numbers else self.original
+
+    @property
+    def rejected(self) -> set[int]:
+        return {a["version"] for a in self.actions() if a["action"] == "reject"}
 
     def restore(self, number: int) -> str:
         """The source of version ``number`` (nothing is deleted)."""
@@ -115,6 +162,7 @@ class Session:
         """The versions as a DataFrame: time, speedup, correctness, top bottleneck, origin."""
         import pandas as pd
 
+        rejected = self.rejected
         return pd.DataFrame(
             [
                 {
@@ -122,7 +170,7 @@ class Session:
                     "origin": v.origin,
                     "time_ms": v.time_ms,
                     "speedup": v.speedup,
-                    "correct": {True: "yes", False: "no", None: "reference"}[v.correct],
+                    "correct": {True: "yes", False: "no", None: "reference"}[v.correct] + (" (rejected)" if v.number in rejected else ""),
                     "top_bottleneck": v.top_bottleneck,
                     "note": v.reason if v.correct is False else "; ".join(v.warnings) or v.explanation,
                 }

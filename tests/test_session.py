@@ -38,3 +38,23 @@ def test_two_sessions_never_share_a_folder(tmp_path):
     a = Session.create(tmp_path, "same", "a")
     b = Session.create(tmp_path, "same", "b")
     assert a.path != b.path and (a.path / "v000" / "cell.py").read_text() == "a"
+
+
+def test_apply_reject_and_undo_are_logged_and_survive_a_reopen(tmp_path):
+    s = Session.create(tmp_path, "x", "original")
+    s.add("fast", origin="search", correct=True, speedup=2.0, significant=True)
+    s.add("faster", origin="search", correct=True, speedup=3.0, significant=True)
+    assert s.best().number == 2 and s.applied is s.original
+    s.act("reject", 2)
+    assert s.best().number == 1 and "(rejected)" in s.table().correct[2]
+    s.act("apply", 1)
+    assert Session.open(s.path).applied.number == 1
+    undone = s.undo()
+    assert (undone["action"], undone["version"]) == ("apply", 1)
+    assert s.applied is s.original and s.rejected == {2}
+    assert s.undo()["action"] == "reject" and s.best().number == 2
+    assert s.undo() is None  # nothing left to take back
+    with pytest.raises(KernelLabError, match="cannot be rejected"):
+        s.act("reject", 0)
+    with pytest.raises(KernelLabError, match="Versions are 0 to 2"):
+        s.act("apply", 7)

@@ -45,10 +45,43 @@ def before_after(result: OptimizeResult) -> str:
     return compare_html(api.compare(*reports))
 
 
+DIFF_STYLE = (
+    "<style>.kl table.diff td {text-align:left; font-family: monospace; font-size: 12px}"
+    " .diff_add {background:#dfd} .diff_chg {background:#ffa} .diff_sub {background:#fdd}</style>"
+)
+
+
+def header(result: OptimizeResult) -> str:
+    """Banner, notes and warnings, and the versions table."""
+    s = result.session
+    warnings = "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in (*result.notes, *_warnings(result)))
+    return (
+        f"<div class='kl'><div class='banner'>Kernel Lab optimize: {len(s.versions)} version(s) kept in "
+        f"<code>{escape(str(s.path))}</code>; stopped: {escape(result.stopped)}.</div>{warnings}"
+        f"{s.table().to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}')}</div>"
+    )
+
+
+def version_view(result: OptimizeResult, number: int) -> str:
+    """One version: what it is, how it did, and its side-by-side diff against the original."""
+    s = result.session
+    v = s.versions[number]
+    if v is s.original:
+        return "<div class='kl'><p>v000 is your original cell, the reference every version is checked against.</p></div>"
+    state = "rejected by you" if number in s.rejected else {True: "correct on every check", False: f"not usable: {v.reason}"}[bool(v.correct)]
+    speed = f"{v.speedup:.2f}× vs the original" + ("" if v.significant else " (within noise)") if v.speedup else "not timed"
+    return (
+        f"<div class='kl'><p><b>{v.label}</b> ({escape(v.origin)}, answers {escape(v.answers or '–')}): {escape(speed)}, "
+        f"{escape(state)}. {escape(v.explanation)}</p>"
+        + "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in v.warnings)
+        + diff_table(s.original.source, v.source, ("v000 (original)", v.label))
+        + "</div>"
+    )
+
+
 def html(result: OptimizeResult) -> str:
     s = result.session
     best = result.best
-    warnings = "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in (*result.notes, *_warnings(result)))
     if best is s.original:
         verdict = "<p>No verified version was faster than the original; the original is kept.</p>"
         diff = ""
@@ -58,11 +91,4 @@ def html(result: OptimizeResult) -> str:
             " <code>_.apply()</code> puts it in a new cell below (your cell is not changed).</p>"
         )
         diff = diff_table(s.original.source, best.source, ("v000 (original)", best.label))
-    return (
-        f"{STYLE}<style>.kl table.diff td {{text-align:left; font-family: monospace; font-size: 12px}}"
-        f" .diff_add {{background:#dfd}} .diff_chg {{background:#ffa}} .diff_sub {{background:#fdd}}</style>"
-        f"<div class='kl'><div class='banner'>Kernel Lab optimize: {len(s.versions)} version(s) kept in "
-        f"<code>{escape(str(s.path))}</code>; stopped: {escape(result.stopped)}.</div>{warnings}"
-        f"{s.table().to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}')}{verdict}{diff}</div>"
-        f"{before_after(result)}"
-    )
+    return f"{STYLE}{DIFF_STYLE}{header(result)}<div class='kl'>{verdict}{diff}</div>{before_after(result)}"
