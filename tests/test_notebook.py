@@ -92,4 +92,5 @@ def test_optimize_tour_notebook_runs_in_replay_mode(tmp_path):
     assert "Replay mode" in shown and "CPU interpreter" in shown and "v001" in shown
     assert "v000" in outputs(code[2]) and "search" in outputs(code[2])
     assert outputs(code[3]).strip() == "True True"
+    assert "after reject: yes (rejected)" in outputs(code[4]) and "after undo: yes\n" in outputs(code[4])
     assert (tmp_path / ".kernel_lab").is_dir()  # sessions live beside the notebook
