@@ -15,6 +15,7 @@ from kernel_lab.errors import KernelLabError
 from kernel_lab.frontend import Cell, Reply, in_jupyter_kernel, set_cell
 from kernel_lab.models import Diagnosis
 from kernel_lab.rewrite.base import Attempt, Rewriter, RewriteContext
+from kernel_lab.rewrite.search import NEEDS_CODE_CHANGE
 from kernel_lab.session import Session, Version
 
 MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
@@ -286,6 +287,12 @@ def optimize(
             stopped = f"round {round_} found nothing faster than {current.label}"
             break
         current = best
+    if engine.name == "search" and current.top_bottleneck in NEEDS_CODE_CHANGE:
+        notes.append(
+            f"The top bottleneck of {current.label}, {current.top_bottleneck}, needs a change to what the code does"
+            " (its hint says which); the built-in optimizer only changes launch parameters and a few known CUDA"
+            " patterns. Make the change yourself, or try --rewriter llm."
+        )
     best = session.best()
     report = session.folder(best) / "profile.ncu-rep"
     if replay is None and best is not session.original and not report.exists():

@@ -86,3 +86,9 @@ def test_summary_shows_before_after_when_both_versions_were_profiled(tmp_path):
     html = OptimizeResult(s, "ran 1 round(s)")._repr_html_()
     assert "Bottlenecks gone" in html and "shared_bank_conflicts" in html and "Speedup" in html
     assert "<table class=\"diff\"" in html and "v001" in html
+
+
+def test_a_bottleneck_out_of_the_searchs_reach_is_named(tmp_path):
+    result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("uncoalesced_global"))
+    (note,) = [n for n in result.notes if "needs a change" in n]
+    assert "uncoalesced_global" in note and "--rewriter llm" in note and note in str(result)

@@ -141,6 +141,11 @@ def _configs(launch: Launch, kind: str) -> list[tuple[dict[str, int], str]]:
     return out
 
 
+#: bottleneck kinds whose fix changes what the code does (access pattern, control flow, instructions),
+#: not its launch parameters: out of the built-in optimizer's reach.
+NEEDS_CODE_CHANGE = frozenset({"uncoalesced_global", "warp_divergence", "tensor_cores_unused"})
+
+
 @dataclass
 class SearchRewriter:
     """Proposes launch-parameter variants (Triton) and known transformations (CUDA)."""
