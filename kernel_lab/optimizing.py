@@ -240,6 +240,7 @@ def optimize(
     session = Session.create(root, name, source)
     current = session.original
     history: list[Attempt] = []
+    diagnosed: Version | None = None  # the last version profiled
     stopped = f"ran {rounds} round(s)"
     for round_ in range(1, rounds + 1):
         if time_budget is not None and time.monotonic() - started > time_budget:
@@ -259,6 +260,7 @@ def optimize(
         bottlenecks.sort(key=lambda b: -b.score)
         current.top_bottleneck = bottlenecks[0].kind if bottlenecks else None
         session.save(current)
+        diagnosed = current
         if not bottlenecks or bottlenecks[0].score < MIN_GAIN:
             stopped = f"no bottleneck holds more than {MIN_GAIN:.0%} of the time in {current.label}"
             break
@@ -287,9 +289,9 @@ def optimize(
             stopped = f"round {round_} found nothing faster than {current.label}"
             break
         current = best
-    if engine.name == "search" and current.top_bottleneck in NEEDS_CODE_CHANGE:
+    if diagnosed is not None and engine.name == "search" and diagnosed.top_bottleneck in NEEDS_CODE_CHANGE:
         notes.append(
-            f"The top bottleneck of {current.label}, {current.top_bottleneck}, needs a change to what the code does"
+            f"The top bottleneck of {diagnosed.label}, {diagnosed.top_bottleneck}, needs a change to what the code does"
             " (its hint says which); the built-in optimizer only changes launch parameters and a few known CUDA"
             " patterns. Make the change yourself, or try --rewriter llm."
         )
