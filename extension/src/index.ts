@@ -50,12 +50,8 @@ function setCell(panel: NotebookPanel, request: JSONObject): JSONObject {
   }
   const shared = cell.sharedModel;
   if (typeof expect === 'string' && shared.getSource() !== expect) {
-    return {
-      ok: false,
-      error:
-        'the cell was edited since the kernel read it; ' +
-        'left it as it is (run the cell again to use your edits)'
-    };
+    const error = 'the cell was edited since the kernel read it; left unchanged';
+    return { ok: false, error };
   }
   // Through the shared model: one undoable step, and the notebook turns dirty.
   shared.setSource(source);
