@@ -1,7 +1,7 @@
 """The JupyterLab extension (extension/) for real: a JupyterLab server, a kernel, headless Chromium.
 
-A notebook's cells open comms to the ``kernel_lab`` target the way Kernel Lab's kernel side does;
-the test reads the answers and the cells' text off the page.
+A notebook's cells open comms to the ``kernel_lab`` target the way Kernel Lab's kernel side does, and
+the %%optimize panel's buttons are clicked; the tests read the answers and the cells' text off the page.
 """
 from __future__ import annotations
 
@@ -38,16 +38,27 @@ def ask(data):
 parent = get_ipython().kernel.get_parent()
 print("cellId:", parent["metadata"].get("cellId"))
 """
+NEW = "# set by the kernel\nprint('new text')"
 SET = ASK + """\
 ask({"action": "hello"})
 ask({"action": "set_cell", "cell_id": parent["metadata"]["cellId"], "source": NEW, "expect": parent["content"]["code"]})
-""".replace("NEW", repr("# set by the kernel\nprint('new text')"))
+""".replace("NEW", repr(NEW))
 REFUSE = """\
 parent = get_ipython().kernel.get_parent()
 print("cellId:", parent["metadata"].get("cellId"))
 ask({"action": "set_cell", "cell_id": parent["metadata"]["cellId"], "source": "# must not appear", "expect": "# not this text"})
 ask({"action": "set_cell", "cell_id": "no-such-cell", "source": "# must not appear", "expect": None})
 ask({"action": "launch"})
+"""
+# The %%optimize panel over a session with a faster version, for the cell that shows it.
+FAST = "def run(x):\n    return x + 1  # faster\n"
+PANEL = f"""\
+from kernel_lab.frontend import running_cell
+from kernel_lab.optimizing import OptimizeResult
+from kernel_lab.session import Session
+s = Session.create("sessions", "add", "def run(x):\\n    return x + 1\\n")
+s.add({FAST!r}, origin="search", parent=0, correct=True, speedup=2.0, significant=True)
+OptimizeResult(s, "ran 1 round(s)", cell=running_cell())
 """
 
 
@@ -70,12 +81,13 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A headless JupyterLab on 127.0.0.1 serving a notebook with the two test cells: (notebook URL)."""
+    """A headless JupyterLab on 127.0.0.1 with the test notebooks: the URL of notebook NAME is ``lab(NAME)``."""
     _require()
     root = tmp_path_factory.mktemp("lab")
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nb.cells = [nbformat.v4.new_code_cell(SET, id="cell-set"), nbformat.v4.new_code_cell(REFUSE, id="cell-refuse")]
-    nbformat.write(nb, root / "bridge.ipynb")
+    for name, cells in {"bridge": {"cell-set": SET, "cell-refuse": REFUSE}, "panel": {"cell-panel": PANEL}}.items():
+        nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+        nb.cells = [nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells.items()]
+        nbformat.write(nb, root / f"{name}.ipynb")
     port, token = _free_port(), secrets.token_hex(16)
     log = open(root / "server.log", "w")
     server = subprocess.Popen(
@@ -89,7 +101,7 @@ def lab(tmp_path_factory):
         page = _wait_for(f"{base}/lab?token={token}", server, root / "server.log")
         if '"kernel-lab"' not in page:
             pytest.fail(f"JupyterLab does not load the kernel-lab extension; {SETUP}")
-        yield f"{base}/lab/tree/bridge.ipynb?token={token}"
+        yield lambda name: f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}"  # a workspace each
     finally:
         server.terminate()
         try:
@@ -127,41 +139,87 @@ def _text_becomes(cell, text: str, timeout: float = 30) -> str:
     return now
 
 
-def test_kernel_sets_and_is_refused_cell_text(lab):
-    from playwright.sync_api import expect, sync_playwright
+@pytest.fixture(scope="module")
+def browser():
+    _require()
+    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            page = browser.new_page()
-            page.goto(lab)
-            cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-            expect(cells).to_have_count(2, timeout=60_000)
-            first, second = cells.nth(0), cells.nth(1)
-            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_be_visible(timeout=60_000)
-            assert _text_becomes(first, SET) == SET
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield chromium
+        chromium.close()
 
-            first.locator(".jp-InputPrompt").click()
-            page.keyboard.press("Shift+Enter")  # runs the first cell and selects the second
-            page.keyboard.press("Control+Enter")
 
-            out1, out2 = first.locator(".jp-OutputArea"), second.locator(".jp-OutputArea")
-            # JupyterLab sends the cell's model id in the execute request's metadata.
-            expect(out1).to_contain_text("cellId: cell-set", timeout=30_000)
-            expect(out1).to_contain_text(f'hello: {{"extension": "{VERSION}", "ok": true}}', timeout=30_000)
-            expect(out1).to_contain_text('set_cell: {"ok": true}')
-            new = "# set by the kernel\nprint('new text')"
-            assert _text_becomes(first, new) == new
+def _open(browser, url: str, cells: int):
+    """A new page showing the notebook at ``url`` with its kernel idle, and its cells."""
+    from playwright.sync_api import expect
 
-            expect(out2).to_contain_text("cellId: cell-refuse")
-            expect(out2).to_contain_text('set_cell: {"error": "the cell was edited since', timeout=30_000)
-            expect(out2).to_contain_text('set_cell: {"error": "no cell with id no-such-cell')
-            expect(out2).to_contain_text('launch: {"error": "unknown action \\"launch\\"", "ok": false}')
-            assert _text(second) == REFUSE
+    page = browser.new_page()
+    page.goto(url)
+    found = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    expect(found).to_have_count(cells, timeout=60_000)
+    # The status bar says Idle once the kernel is connected (the toolbar's indicator says so before).
+    expect(page.locator(".jp-StatusBar-Widget").get_by_text("| Idle")).to_be_visible(timeout=60_000)
+    return page, found
 
-            # The edit is one step of the editor's undo history.
-            first.locator(".cm-content").click()
-            page.keyboard.press("Control+z")
-            assert _text_becomes(first, SET) == SET
-        finally:
-            browser.close()
+
+def test_kernel_sets_and_is_refused_cell_text(lab, browser):
+    from playwright.sync_api import expect
+
+    page, cells = _open(browser, lab("bridge"), 2)
+    first, second = cells.nth(0), cells.nth(1)
+    assert _text_becomes(first, SET) == SET
+
+    first.locator(".jp-InputPrompt").click()
+    run = page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']")
+    run.click()  # runs the first cell and selects the second
+    run.click()
+
+    out1, out2 = first.locator(".jp-Cell-outputArea"), second.locator(".jp-Cell-outputArea")
+    # JupyterLab sends the cell's model id in the execute request's metadata.
+    expect(out1).to_contain_text("cellId: cell-set", timeout=30_000)
+    expect(out1).to_contain_text(f'hello: {{"extension": "{VERSION}", "ok": true}}', timeout=30_000)
+    expect(out1).to_contain_text('set_cell: {"ok": true}')
+    assert _text_becomes(first, NEW) == NEW
+
+    expect(out2).to_contain_text("cellId: cell-refuse")
+    expect(out2).to_contain_text('set_cell: {"error": "the cell was edited since', timeout=30_000)
+    expect(out2).to_contain_text('set_cell: {"error": "no cell with id no-such-cell')
+    expect(out2).to_contain_text('launch: {"error": "unknown action \\"launch\\"", "ok": false}')
+    assert _text(second) == REFUSE
+
+    # The edit is one step of the editor's undo history.
+    first.locator(".cm-content").click()
+    page.keyboard.press("Control+z")
+    assert _text_becomes(first, SET) == SET
+    page.close()
+
+
+def test_panel_apply_and_undo_change_the_cell(lab, browser):
+    """The %%optimize panel's Apply and Undo, through the extension, on the cell that shows the panel."""
+    from playwright.sync_api import expect
+
+    page, cells = _open(browser, lab("panel"), 1)
+    cell = cells.nth(0)
+    cell.locator(".jp-InputPrompt").click()
+    page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']").click()
+    out = cell.locator(".jp-Cell-outputArea")
+    expect(out).to_contain_text(f"Kernel Lab extension {VERSION}", timeout=30_000)
+
+    out.get_by_role("button", name="Apply v001 to cell").click()
+    expect(out).to_contain_text("v001 is in the cell now", timeout=30_000)
+    assert _text_becomes(cell, FAST) == FAST
+
+    out.get_by_role("button", name="Undo").click()
+    expect(out).to_contain_text("Undone.", timeout=30_000)
+    assert _text_becomes(cell, PANEL) == PANEL
+
+    out.get_by_role("button", name="Apply v001 to cell").click()
+    expect(out).to_contain_text("v001 is in the cell now", timeout=30_000)
+    cell.locator(".cm-content").click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("# mine")  # the user edits the cell: Undo must not take that away
+    out.get_by_role("button", name="Undo").click()
+    expect(out).to_contain_text("the cell was edited since", timeout=30_000)
+    assert _text(cell) == FAST + "# mine"
+    page.close()
