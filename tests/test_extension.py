@@ -192,6 +192,15 @@ def test_kernel_sets_and_is_refused_cell_text(lab, browser):
     first.locator(".cm-content").click()
     page.keyboard.press("Control+z")
     assert _text_becomes(first, SET) == SET
+
+    # After a kernel restart the extension still answers.
+    page.get_by_role("menuitem", name="Kernel", exact=True).click()
+    page.locator(".lm-Menu [data-command='kernelmenu:restart']").click()
+    page.locator(".jp-Dialog .jp-mod-accept").click()
+    first.locator(".jp-InputPrompt").click()
+    run.click()
+    expect(first.locator(".jp-InputPrompt")).to_have_text("[1]:", timeout=30_000)  # a new kernel ran it
+    assert _text_becomes(first, NEW) == NEW
     page.close()
 
 
