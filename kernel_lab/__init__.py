@@ -25,6 +25,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'kernel_lab' has no attribute {name!r}")
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where JupyterLab finds the built extension (``jupyter labextension develop .``)."""
+    return [{"src": "labextension", "dest": "kernel-lab"}]
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext kernel_lab``: registers ``%%profile`` and ``%%optimize``."""
     from kernel_lab.magics import KernelLabMagics
