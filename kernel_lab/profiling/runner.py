@@ -25,6 +25,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from kernel_lab.builds import use_folder_for
 from kernel_lab.profiling.sections import NVTX_DOMAIN, NVTX_RANGE
 
 MARK = "==KERNEL_LAB=="
@@ -75,7 +76,10 @@ def _cell_frames_only(exc: BaseException, cell: str) -> str:
 def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None:
     """Execute ``cell`` (warm-up, then once inside the profiled range)."""
     filename = str(cell.resolve())
-    code = compile(cell.read_text(), filename, "exec")
+    source = cell.read_text()
+    code = compile(source, filename, "exec")
+    if "load_inline" in source:
+        use_folder_for(source)
 
     def execute() -> dict:
         namespace: dict = {"__name__": "__main__", "__file__": filename}

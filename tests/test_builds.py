@@ -1,0 +1,46 @@
+"""Each cell source builds its load_inline modules in its own folder, so builds are reused."""
+from __future__ import annotations
+
+import os
+
+from conftest import run_python
+
+CELL = "# a CUDA cell would call load_inline here\nimport os\nprint('BUILDS', os.environ['TORCH_EXTENSIONS_DIR'])\n"
+
+
+def test_cells_get_their_own_build_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    from kernel_lab import builds
+
+    builds._root.cache_clear()
+    try:
+        a, again, b = builds.use_folder_for("cell a"), builds.use_folder_for("cell a"), builds.use_folder_for("cell b")
+        assert a == again != b and a.parent == b.parent == tmp_path / "kernel_lab"
+        assert os.environ["TORCH_EXTENSIONS_DIR"] == str(b)
+    finally:
+        builds._root.cache_clear()
+
+
+def test_the_profiled_cell_builds_in_its_folder(tmp_path):
+    cell = tmp_path / "cell.py"
+    cell.write_text(CELL)
+    proc = run_python("-m", "kernel_lab.profiling.runner", str(cell), env={"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [l for l in proc.stdout.splitlines() if l.startswith("BUILDS")][:1]
+    folder = line.split(" ", 1)[1]
+    assert folder.startswith(str(tmp_path / "ext" / "kernel_lab")) and folder != str(tmp_path / "ext" / "kernel_lab")
+
+
+def test_the_judge_builds_each_version_in_its_folder(tmp_path, monkeypatch):
+    from kernel_lab.verify import verify
+
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    cell = (
+        "# load_inline would build here\nimport os, torch\n"
+        "FOLDER = os.environ['TORCH_EXTENSIONS_DIR']\n"
+        "def make_inputs():\n    return (torch.randn(64),)\n"
+        "def run(x):\n    assert FOLDER.startswith({root!r}) and FOLDER != {root!r}, FOLDER\n    return x * 2{tail}\n"
+    )
+    root = str(tmp_path / "kernel_lab")
+    verdict = verify(cell.format(root=root, tail=""), cell.format(root=root, tail=" + 0"), seeds=1, device="cpu", time=False)
+    assert verdict.correct, verdict.reason
