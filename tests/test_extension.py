@@ -232,3 +232,23 @@ def test_panel_apply_and_undo_change_the_cell(lab, browser):
     expect(out).to_contain_text("the cell was edited since", timeout=30_000)
     assert _text(cell) == FAST + "# mine"
     page.close()
+
+
+def test_a_console_on_the_notebooks_kernel_does_not_answer_for_it(lab, browser):
+    """A console shares the notebook's kernel; its connection must leave Kernel Lab's comms to the notebook."""
+    from playwright.sync_api import expect
+
+    page, cells = _open(browser, lab("panel"), 1)
+    cell = cells.nth(0)
+    page.keyboard.press("Control+Shift+c")  # the command palette
+    page.keyboard.type("New Console for Notebook")
+    page.keyboard.press("Enter")
+    expect(page.locator(".jp-ConsolePanel")).to_have_count(1, timeout=30_000)
+    cell.locator(".jp-InputPrompt").click()
+    page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']").click()
+    out = cell.locator(".jp-Cell-outputArea")
+    expect(out).to_contain_text(f"Kernel Lab extension {VERSION}", timeout=30_000)
+    out.get_by_role("button", name="Apply v001 to cell").click()
+    expect(out).to_contain_text("v001 is in the cell now", timeout=30_000)
+    assert _text_becomes(cell, FAST) == FAST
+    page.close()
