@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from kernel_lab import samples
+
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = json.loads((ROOT / "extension" / "package.json").read_text())["version"]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -61,6 +63,10 @@ s.add({FAST!r}, origin="search", parent=0, correct=True, speedup=2.0, significan
 OptimizeResult(s, "ran 1 round(s)", cell=running_cell())
 """
 
+# The whole flow: %%optimize in replay mode on the CPU, then Apply from its panel.
+OPTIMIZE = (f"%%optimize --replay {samples.report('memory_bound')} --rounds 1 --candidates 1 --root optimized\n"
+            + (ROOT / "tests" / "cells" / "add_ref.py").read_text())
+
 
 def _require() -> None:
     """Fail, saying how to install them, when the browser test's tools are missing."""
@@ -84,7 +90,9 @@ def lab(tmp_path_factory):
     """A headless JupyterLab on 127.0.0.1 with the test notebooks: the URL of notebook NAME is ``lab(NAME)``."""
     _require()
     root = tmp_path_factory.mktemp("lab")
-    for name, cells in {"bridge": {"cell-set": SET, "cell-refuse": REFUSE}, "panel": {"cell-panel": PANEL}}.items():
+    notebooks = {"bridge": {"cell-set": SET, "cell-refuse": REFUSE}, "panel": {"cell-panel": PANEL},
+                 "magic": {"cell-load": "%load_ext kernel_lab", "cell-optimize": OPTIMIZE}}
+    for name, cells in notebooks.items():
         nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
         nb.cells = [nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells.items()]
         nbformat.write(nb, root / f"{name}.ipynb")
@@ -101,7 +109,9 @@ def lab(tmp_path_factory):
         page = _wait_for(f"{base}/lab?token={token}", server, root / "server.log")
         if '"kernel-lab"' not in page:
             pytest.fail(f"JupyterLab does not load the kernel-lab extension; {SETUP}")
-        yield lambda name: f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}"  # a workspace each
+        url = lambda name: f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}"  # noqa: E731 - a workspace each
+        url.root = root
+        yield url
     finally:
         server.terminate()
         try:
@@ -251,4 +261,25 @@ def test_a_console_on_the_notebooks_kernel_does_not_answer_for_it(lab, browser):
     out.get_by_role("button", name="Apply v001 to cell").click()
     expect(out).to_contain_text("v001 is in the cell now", timeout=30_000)
     assert _text_becomes(cell, FAST) == FAST
+    page.close()
+
+
+def test_optimize_then_apply_keeps_the_magic_line(lab, browser):
+    """%%optimize run for real (replay mode), a version picked in its panel and applied into the cell."""
+    from playwright.sync_api import expect
+
+    page, cells = _open(browser, lab("magic"), 2)
+    cells.nth(0).locator(".jp-InputPrompt").click()
+    run = page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']")
+    run.click()
+    run.click()
+    cell, out = cells.nth(1), cells.nth(1).locator(".jp-Cell-outputArea")
+    expect(out).to_contain_text(f"Kernel Lab extension {VERSION}", timeout=180_000)
+    out.locator("select").select_option(index=1)
+    out.get_by_role("button", name="Apply v001 to cell").click()
+    expect(out).to_contain_text("v001 is in the cell now", timeout=30_000)
+    (version,) = lab.root.glob("optimized/*/v001/cell.py")
+    header = OPTIMIZE.split("\n", 1)[0]
+    applied = f"{header}\n{version.read_text()}"  # the magic line stays, the body is v001
+    assert _text_becomes(cell, applied) == applied
     page.close()
