@@ -143,12 +143,6 @@ class Session:
             log.write(json.dumps({**entry, "time": time.time()}) + "\n")
 
     @property
-    def applied(self) -> Version:
-        """The version the user's cell holds now: the last applied one still in effect, else the original."""
-        numbers = [a["version"] for a in self.actions() if a["action"] == "apply"]
-        return self.versions[numbers[-1]] if numbers else self.original
-
-    @property
     def rejected(self) -> set[int]:
         return {a["version"] for a in self.actions() if a["action"] == "reject"}
 
