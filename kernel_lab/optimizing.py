@@ -18,6 +18,10 @@ from kernel_lab.rewrite.base import Attempt, Rewriter, RewriteContext
 from kernel_lab.rewrite.search import NEEDS_CODE_CHANGE
 from kernel_lab.session import Session, Version
 
+NO_CELL = (
+    "Kernel Lab does not know which notebook cell this result came from (the front end sent no cell id),"
+    " so it cannot change that cell: use `.apply(N)` to insert version N below."
+)
 MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
 Events = Callable[[str], None]
 
@@ -107,7 +111,7 @@ class OptimizeResult:
         """Put a version (default: the best) into a new cell below; the optimized cell stays as it is.
 
         Outside IPython, just returns the source. To change the optimized cell itself, use
-        :meth:`replace_cell` (the dashboard's Apply button).
+        :meth:`replace_cell` (the panel's Apply button).
         """
         chosen = self.version(version)
         self.session.act("apply", chosen.number, cell="inserted")
@@ -140,7 +144,7 @@ class OptimizeResult:
         """
         chosen = self.version(version)
         if self.cell is None or self.cell.id is None:
-            on_done({"ok": False, "error": "Kernel Lab does not know which notebook cell this came from (no cell id from the front end). Use `.apply(N)` to insert version N below."})
+            on_done({"ok": False, "error": NO_CELL})
             return
 
         def done(reply: dict) -> None:
@@ -157,6 +161,9 @@ class OptimizeResult:
             on_done({"ok": False, "error": "Nothing to undo."})
             return
         last = actions[-1]
+        if last.get("cell") == "replaced" and (self.cell is None or self.cell.id is None):
+            on_done({"ok": False, "error": NO_CELL})
+            return
         if last.get("cell") != "replaced":
             self.session.undo()
             on_done({"ok": True, "undone": last})

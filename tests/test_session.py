@@ -58,3 +58,15 @@ def test_apply_reject_and_undo_are_logged_and_survive_a_reopen(tmp_path):
         s.act("reject", 0)
     with pytest.raises(KernelLabError, match="Versions are 0 to 2"):
         s.act("apply", 7)
+
+
+def test_without_a_known_cell_replace_and_its_undo_explain_themselves(tmp_path):
+    from kernel_lab.optimizing import NO_CELL, OptimizeResult
+
+    s = Session.create(tmp_path, "x", "original")
+    s.add("fast", origin="search", correct=True, speedup=2.0, significant=True)
+    s.act("apply", 1, cell="replaced")  # done earlier, from a notebook
+    result, replies = OptimizeResult(Session.open(s.path), "ran 1 round(s)"), []
+    result.replace_cell(1, on_done=replies.append)
+    result.undo(on_done=replies.append)
+    assert replies == [{"ok": False, "error": NO_CELL}] * 2 and len(result.session.actions()) == 1
