@@ -44,24 +44,28 @@ class Cell:
         return f"{self.header}\n{body}" if self.header else body
 
 
-def in_jupyter_kernel() -> bool:
-    """True inside a Jupyter kernel (where widgets and comms work), not in plain Python or a terminal IPython."""
+def _kernel() -> Any | None:
+    """The Jupyter kernel running this code, or None (plain Python, terminal IPython)."""
     import sys
 
-    if "IPython" not in sys.modules:
-        return False
+    if "IPython" not in sys.modules:  # no IPython imported: certainly no kernel
+        return None
     from IPython import get_ipython
 
-    return getattr(get_ipython(), "kernel", None) is not None
+    return getattr(get_ipython(), "kernel", None)
+
+
+def mimebundle(text: str, html: str, widget: Callable[[], Any]) -> dict[str, Any]:
+    """Text and static HTML, and in a Jupyter kernel (where widgets work) the interactive ``widget()`` on top."""
+    bundle: dict[str, Any] = {"text/plain": text, "text/html": html}
+    if _kernel() is not None:
+        bundle.update({k: v for k, v in widget()._repr_mimebundle_().items() if k != "text/plain"})
+    return bundle
 
 
 def running_cell() -> Cell | None:
     """The cell whose execution is running now, when in a Jupyter kernel."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    kernel = getattr(get_ipython(), "kernel", None)
+    kernel = _kernel()
     if kernel is None:
         return None
     parent = kernel.get_parent() or {}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_lab.errors import KernelLabError
-from kernel_lab.frontend import Cell, Reply, in_jupyter_kernel, set_cell
+from kernel_lab.frontend import Cell, Reply, mimebundle, set_cell
 from kernel_lab.models import Diagnosis
 from kernel_lab.rewrite.base import Attempt, Rewriter, RewriteContext
 from kernel_lab.rewrite.search import NEEDS_CODE_CHANGE
@@ -101,11 +101,10 @@ class OptimizeResult:
 
     def version(self, number: int | None = None) -> Version:
         """Version ``number`` (default: the best)."""
-        return self.session.versions[self.best.number if number is None else self._check(number)]
-
-    def _check(self, number: int) -> int:
+        if number is None:
+            return self.best
         self.session.restore(number)  # raises with the valid range
-        return number
+        return self.session.versions[number]
 
     def apply(self, version: int | None = None) -> str:
         """Put a version (default: the best) into a new cell below; the optimized cell stays as it is.
@@ -126,7 +125,7 @@ class OptimizeResult:
 
     def reject(self, version: int) -> None:
         """Never pick this version as the best (undo takes it back)."""
-        self.session.act("reject", self._check(version))
+        self.session.act("reject", version)
 
     def in_cell(self) -> Version:
         """The version the optimized cell holds now."""
@@ -197,11 +196,7 @@ class OptimizeResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """Text, static HTML, and in a Jupyter kernel the interactive panel on top of them."""
-        bundle: dict[str, Any] = {"text/plain": str(self), "text/html": self._repr_html_()}
-        if in_jupyter_kernel():
-            view = self.panel()._repr_mimebundle_()
-            bundle.update({k: v for k, v in view.items() if k != "text/plain"})
-        return bundle
+        return mimebundle(str(self), self._repr_html_(), self.panel)
 
 
 def optimize(

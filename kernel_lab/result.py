@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from kernel_lab.frontend import in_jupyter_kernel
+from kernel_lab.frontend import mimebundle
 from kernel_lab.models import Bottleneck, Diagnosis, Profile
 
 if TYPE_CHECKING:
@@ -90,8 +90,4 @@ class Result:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """Text, static HTML, and in a Jupyter kernel the interactive dashboard on top of them."""
-        bundle: dict[str, Any] = {"text/plain": str(self), "text/html": self._repr_html_()}
-        if in_jupyter_kernel():
-            view = self.dashboard()._repr_mimebundle_()
-            bundle.update({k: v for k, v in view.items() if k != "text/plain"})
-        return bundle
+        return mimebundle(str(self), self._repr_html_(), self.dashboard)
