@@ -25,11 +25,14 @@ def _root() -> Path:
     return Path(get_default_build_root())
 
 
-def use_folder_for(source: str) -> Path:
+def use_folder_for(source: str) -> Path | None:
     """Point ``load_inline`` at the build folder of this cell source (in this process, from now on).
 
-    The folder also depends on the torch and CUDA versions, which the build depends on.
+    The folder also depends on the torch and CUDA versions, which the build depends on. A cell that
+    does not call ``load_inline`` is left alone (None).
     """
+    if "load_inline" not in source:
+        return None
     import torch
 
     key = f"{torch.__version__} {torch.version.cuda}\n{source}"

@@ -14,9 +14,10 @@ def test_cells_get_their_own_build_folder(tmp_path, monkeypatch):
 
     builds._root.cache_clear()
     try:
-        a, again, b = builds.use_folder_for("cell a"), builds.use_folder_for("cell a"), builds.use_folder_for("cell b")
+        a, again, b = (builds.use_folder_for(f"load_inline({cell!r})") for cell in ("a", "a", "b"))
         assert a == again != b and a.parent == b.parent == tmp_path / "kernel_lab"
         assert os.environ["TORCH_EXTENSIONS_DIR"] == str(b)
+        assert builds.use_folder_for("triton only") is None and os.environ["TORCH_EXTENSIONS_DIR"] == str(b)
     finally:
         builds._root.cache_clear()
 

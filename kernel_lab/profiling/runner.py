@@ -78,8 +78,7 @@ def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None
     filename = str(cell.resolve())
     source = cell.read_text()
     code = compile(source, filename, "exec")
-    if "load_inline" in source:
-        use_folder_for(source)
+    use_folder_for(source)
 
     def execute() -> dict:
         namespace: dict = {"__name__": "__main__", "__file__": filename}

@@ -151,8 +151,7 @@ def load(path: Path, who: str, progress: Progress) -> Cell:
     except SyntaxError as exc:
         raise Fail(f"the {who} does not compile: {describe(exc, path)}") from None
     namespace: dict[str, Any] = {"__name__": f"kernel_lab_{who}", "__file__": str(path)}
-    if "load_inline" in source:
-        use_folder_for(source)
+    use_folder_for(source)
     try:
         exec(code, namespace)  # noqa: S102 - running the cells is the point
     except BaseException as exc:  # noqa: BLE001 - any failure of the cell is the verdict
