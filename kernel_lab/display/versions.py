@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernel_lab.display.html import STYLE
@@ -35,14 +37,21 @@ def diff_table(before: str, after: str, names: tuple[str, str]) -> str:
 
 def before_after(result: OptimizeResult) -> str:
     """The before/after view of the original and the best version, when both were profiled."""
-    from kernel_lab import api
-    from kernel_lab.display.compare import html as compare_html
-
     s = result.session
     reports = [s.folder(v) / "profile.ncu-rep" for v in (s.original, result.best)]
     if result.best is s.original or not all(r.exists() for r in reports):
         return ""
-    return compare_html(api.compare(*reports))
+    return _compared(*reports)
+
+
+@lru_cache(maxsize=16)
+def _compared(before: Path, after: Path) -> str:
+    """The comparison of two reports, parsed once: the static summary and the panel both show it,
+    and a session's reports never change once written."""
+    from kernel_lab import api
+    from kernel_lab.display.compare import html as compare_html
+
+    return compare_html(api.compare(before, after))
 
 
 DIFF_STYLE = (
