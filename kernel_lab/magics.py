@@ -1,20 +1,29 @@
-"""IPython magics: ``%%profile``. Parses options, calls :mod:`kernel_lab.api`, shows progress."""
+"""IPython magics ``%%profile`` and ``%%optimize``: parse options, call :mod:`kernel_lab.api`, show progress.
+
+Every setting can be given a notebook-wide default with ``%config KernelLabMagics.<setting> = value``
+(``%config KernelLabMagics`` lists them); an option on the magic's line wins over it.
+"""
 from __future__ import annotations
 
 import argparse
 import shlex
 import time
+from dataclasses import fields
 from html import escape
+from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.display import HTML, display
-from traitlets import Float, Int, Unicode
+from traitlets import Bool, Float, Int, List, TraitType, Unicode
 
-from kernel_lab.cli import add_optimize_options, add_profile_options, optimize_kwargs, profile_kwargs
+from kernel_lab import options
 from kernel_lab.frontend import running_cell
-from kernel_lab.profiling.ncu import Progress
-from kernel_lab.result import Result
+from kernel_lab.loop import Event
+from kernel_lab.profiling import Progress
+from kernel_lab.results.optimize import OptimizeResult
+from kernel_lab.results.profile import Result
+from kernel_lab.settings import Settings
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,18 +41,37 @@ class _Parser(argparse.ArgumentParser):
         return self.parse_args(words)
 
 
-def _optimize_parser() -> _Parser:
-    parser = _Parser(prog="%%optimize", add_help=False)
-    add_optimize_options(parser)
-    return parser
-
-
-def _parser() -> _Parser:
+def _profile_parser() -> _Parser:
     parser = _Parser(prog="%%profile", add_help=False)
-    add_profile_options(parser)
+    options.add(parser, options.PROFILE)
     parser.add_argument("--replay", help="diagnose this recorded .ncu-rep instead of running the cell (no GPU needed)")
+    parser.add_argument("--or-replay", help="profile the cell where there is a GPU and ncu, else diagnose this recorded report")
     parser.add_argument("-o", "--output", help="where to write the report")
     return parser
+
+
+def _optimize_parser() -> _Parser:
+    parser = _Parser(prog="%%optimize", add_help=False)
+    options.add(parser, options.OPTIMIZE)
+    parser.add_argument("--replay", help="diagnose from this recorded report instead of profiling (no GPU; one round)")
+    return parser
+
+
+def _trait(kind: str, help_text: str) -> TraitType:
+    """A %config trait for a setting; None (the default) means "not set here"."""
+    if kind.startswith("bool"):
+        return Bool(None, allow_none=True, help=help_text).tag(config=True)
+    if kind.startswith("int"):
+        return Int(None, allow_none=True, help=help_text).tag(config=True)
+    if kind.startswith("float"):
+        return Float(None, allow_none=True, help=help_text).tag(config=True)
+    if kind.startswith("tuple"):
+        return List(Unicode(), default_value=None, allow_none=True, help=help_text).tag(config=True)
+    return Unicode(None, allow_none=True, help=help_text).tag(config=True)
+
+
+#: one %config trait per setting (the API key is not a setting: it comes from $OPENAI_API_KEY only)
+_SettingsTraits = type("_SettingsTraits", (Magics,), {f.name: _trait(str(f.type), f.metadata["help"]) for f in fields(Settings)})
 
 
 class _ProgressView:
@@ -65,59 +93,58 @@ class _ProgressView:
 
 
 @magics_class
-class KernelLabMagics(Magics):
-    """``%%profile [options]``: profile the cell's kernels with Nsight Compute and rank bottlenecks.
+class KernelLabMagics(_SettingsTraits):
+    """``%%profile`` and ``%%optimize``; settings (``%config KernelLabMagics.<name> = value``) give option defaults."""
 
-    Settings (``%config KernelLabMagics.<name> = value``) give option defaults.
-    """
-
-    model = Unicode(None, allow_none=True, help="LLM model for %%optimize (the API key comes from $OPENAI_API_KEY only)").tag(config=True)
-    base_url = Unicode(None, allow_none=True, help="OpenAI-compatible server for %%optimize").tag(config=True)
-    ncu_path = Unicode(None, allow_none=True, help="path to ncu (default: $KERNEL_LAB_NCU, then PATH)").tag(config=True)
-    launch_count = Int(20, help="profile at most this many kernel launches").tag(config=True)
-    timeout = Float(600.0, help="stop profiling after this many seconds").tag(config=True)
+    def settings(self, explicit: dict[str, Any]) -> Settings:
+        """Explicit options > %config > environment > defaults."""
+        config = {f.name: getattr(self, f.name) for f in fields(Settings)}
+        return Settings.resolve(explicit, {k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
 
     @cell_magic
-    def profile(self, line: str, cell: str) -> Result:
+    def profile(self, line: str, cell: str) -> Result | None:
         """Profile the kernels this cell launches. Run ``%%profile --help`` for options."""
-        from kernel_lab import api
+        from kernel_lab import api, profiling
+        from kernel_lab.profiling.ncu import preflight
 
-        parser = _parser()
-        parser.set_defaults(launch_count=self.launch_count, timeout=self.timeout)
-        args = parser.parse_line(line)
+        args = _profile_parser().parse_line(line)
         if args is None:
             return None
         if args.replay:
             return api.diagnose(args.replay)
-        api.preflight(self.ncu_path)
+        settings = self.settings(options.given(args, options.PROFILE))
+        profiler = profiling.or_replay(args.or_replay) if args.or_replay else profiling.default()
+        if not args.or_replay:
+            preflight(settings.ncu_path)
         view = _ProgressView()
         try:
-            result = api.profile(cell, output=args.output, ncu_path=self.ncu_path, on_progress=view, **profile_kwargs(args))
+            result = api.profile(cell, output=args.output, on_progress=view, profiler=profiler, settings=settings)
         except BaseException:
             view.close("Profiling stopped")
             raise
-        view.close(f"Profiled {len(result.profile.kernels)} kernel launch(es)")
+        view.close(f"Replayed {result.profile.origin}" if result.profile.replay
+                   else f"Profiled {len(result.profile.kernels)} kernel launch(es)")
         return result
 
     @cell_magic
-    def optimize(self, line: str, cell: str):
+    def optimize(self, line: str, cell: str) -> OptimizeResult | None:
         """Rewrite the cell's kernel, verify candidates in a subprocess, keep every version. ``--help`` for options."""
         from kernel_lab import api
+        from kernel_lab.profiling.ncu import preflight
 
-        parser = _optimize_parser()
-        parser.set_defaults(model=self.model, base_url=self.base_url)
-        args = parser.parse_line(line)
+        args = _optimize_parser().parse_line(line)
         if args is None:
             return None
+        settings = self.settings(options.given(args, options.OPTIMIZE))
         if args.replay is None:
-            api.preflight(self.ncu_path)
+            preflight(settings.ncu_path)
         log = display(HTML("<i>Kernel Lab: optimizing…</i>"), display_id=True)
         lines: list[str] = []
 
-        def on_event(message: str) -> None:
-            lines.append(message)
+        def on_event(event: Event) -> None:
+            lines.append(event.message)
             log.update(HTML("<pre>" + escape("\n".join(lines[-12:])) + "</pre>"))
 
-        result = api.optimize(cell, on_event=on_event, **optimize_kwargs(args))
+        result = api.optimize(cell, replay=args.replay, on_event=on_event, settings=settings)
         result.cell = running_cell()  # lets the panel's Apply put a version into this very cell
         return result

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+from kernel_lab import hardware
 
 #: The bottleneck vocabulary shared by the conductor, the CLI's JSON and the tests.
 KINDS: tuple[str, ...] = (
@@ -77,6 +80,11 @@ class Kernel:
     @property
     def device(self) -> str:
         return self.attributes.get("device__attribute_display_name", "unknown GPU")
+
+    @cached_property
+    def gpu(self) -> hardware.Gpu:
+        """The GPU it ran on: the report's device attributes, completed from the hardware tables."""
+        return hardware.gpu_of(self.metrics, self.device)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 
 from kernel_lab import api, samples
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.profiling import ncu, report, trace
+from kernel_lab.profiling.runner import cell_error
 
 LOGS = samples.HERE / "logs"
 TRACES = samples.HERE / "traces"
@@ -29,15 +30,15 @@ def test_progress_from_recorded_ncu_output(log):
 
 def test_recorded_outcomes_are_classified():
     no_match = (LOGS / "no_kernel_matched.log").read_text()
-    assert api.classify(0, no_match, "", report_written=False) == "no_kernels"
-    assert api.kernels_available(no_match) == ["add_kernel"]
+    assert ncu.classify(0, no_match, "", report_written=False) == "no_kernels"
+    assert ncu.kernels_available(no_match) == ["add_kernel"]
     failed = (LOGS / "cell_error.log").read_text()
-    assert api.classify(3, failed, "", report_written=False) == "cell_error"
-    err = api._cell_error(failed)
+    assert ncu.classify(3, failed, "", report_written=False) == "cell_error"
+    err = cell_error(failed)
     assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied" in str(err)
     assert "==PROF==" not in err.traceback and 'line 10, in run' in err.traceback
-    assert api.classify(0, (LOGS / "memory_bound.log").read_text(), "", report_written=True) == "ok"
-    assert api.classify(1, "", REFUSED, report_written=False) == "counters_refused"
+    assert ncu.classify(0, (LOGS / "memory_bound.log").read_text(), "", report_written=True) == "ok"
+    assert ncu.classify(1, "", REFUSED, report_written=False) == "counters_refused"
 
 
 def test_without_counters_the_trace_still_gives_launch_hints():
@@ -64,7 +65,7 @@ def test_small_grid_is_found_from_the_trace_alone():
 
 
 def test_gpu_missing_from_the_hardware_table_degrades_and_says_so():
-    profile = trace.load(TRACES / "low_occupancy_registers.json", only={"chase_heavy_regs"}, gpus=())
+    profile = trace.load(TRACES / "low_occupancy_registers.json", only={"chase_heavy_regs"}, architectures={})
     k = profile.kernels[0]
     assert not k.has(M.THEORETICAL_OCC) and k.has(M.DURATION, M.GRID)
     assert any("not in Kernel Lab's hardware table" in n for n in profile.notes)
@@ -74,6 +75,6 @@ def test_gpu_missing_from_the_hardware_table_degrades_and_says_so():
 
 def test_counters_refused_note_tells_how_to_enable_them():
     result = api.analyze(trace.load(TRACES / "memory_bound.json"))
-    text = str(api.ENABLE_COUNTERS)
+    text = str(ncu.ENABLE_COUNTERS)
     assert "NVreg_RestrictProfilingToAdminUsers=0" in text
     assert "counters were not available" in str(result)

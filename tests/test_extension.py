@@ -56,7 +56,7 @@ ask({"action": "launch"})
 FAST = "def run(x):\n    return x + 1  # faster\n"
 PANEL = f"""\
 from kernel_lab.frontend import running_cell
-from kernel_lab.optimizing import OptimizeResult
+from kernel_lab.results.optimize import OptimizeResult
 from kernel_lab.session import Session
 s = Session.create("sessions", "add", "def run(x):\\n    return x + 1\\n")
 s.add({FAST!r}, origin="search", parent=0, correct=True, speedup=2.0, significant=True)

@@ -15,6 +15,7 @@ from kernel_lab.rewrite.base import Attempt, Candidate, RewriteContext
 from kernel_lab.rewrite.llm import LLMRewriter, RewriteError
 from kernel_lab.rewrite.prompts import SYSTEM_PROMPT, build_messages
 from kernel_lab.samples import cell
+from kernel_lab.settings import Settings
 
 KEY = "sk-test-DO-NOT-LEAK-7f3a9c"
 MODEL = "test-model"
@@ -97,7 +98,8 @@ def server():
 
 
 def rewriter(server: OpenAIServer, **kwargs) -> LLMRewriter:
-    return LLMRewriter(**{"model": MODEL, "base_url": server.base_url, "api_key": KEY, "timeout": 5.0, **kwargs})
+    """A rewriter for the scripted server; no retries, so that each scripted error is what comes back."""
+    return LLMRewriter(**{"model": MODEL, "base_url": server.base_url, "api_key": KEY, "timeout": 5.0, "max_retries": 0, **kwargs})
 
 
 def closed_port() -> int:
@@ -248,6 +250,12 @@ def test_http_errors(server: OpenAIServer, caplog: pytest.LogCaptureFixture, rep
     assert_no_key(info.value, r, caplog)
 
 
+def test_a_passing_server_error_is_retried(server: OpenAIServer) -> None:
+    server.script(error(500, "The server had an error", type="server_error"), fenced(GOOD))
+    (candidate,) = rewriter(server, max_retries=2).propose(CONTEXT)
+    assert candidate.source == GOOD and len(server.requests) == 2
+
+
 def test_model_not_found(server: OpenAIServer, caplog: pytest.LogCaptureFixture) -> None:
     r = rewriter(server, model="no-such-model")
     with pytest.raises(RewriteError, match=r"Model 'no-such-model' not found .*HTTP 404.*List the server's models") as info:
@@ -269,7 +277,7 @@ def test_timeout(server: OpenAIServer, caplog: pytest.LogCaptureFixture, reply: 
 
 def test_connection_refused(caplog: pytest.LogCaptureFixture) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    r = LLMRewriter(model=MODEL, base_url=url, api_key=KEY, timeout=2.0)
+    r = LLMRewriter(model=MODEL, base_url=url, api_key=KEY, timeout=2.0, max_retries=0)
     with pytest.raises(RewriteError, match=f"Could not connect to {url}.*base_url") as info:
         r.propose(CONTEXT)
     assert info.value.reason == "connection"
@@ -284,8 +292,9 @@ def test_settings_come_from_the_environment(server: OpenAIServer, monkeypatch: p
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     server.script(fenced(GOOD), fenced(GOOD))
-    LLMRewriter().propose(CONTEXT)
-    LLMRewriter(model="other-model", api_key="sk-explicit").propose(CONTEXT)  # explicit beats the environment
+    LLMRewriter.from_settings(Settings.resolve(), print).propose(CONTEXT)
+    explicit = Settings.resolve({"model": "other-model"})  # explicit beats the environment
+    LLMRewriter(model=explicit.model, base_url=explicit.base_url, api_key="sk-explicit").propose(CONTEXT)
     assert [q.body["model"] for q in server.requests] == [MODEL, "other-model"]
     assert [q.headers["authorization"] for q in server.requests] == [f"Bearer {KEY}", "Bearer sk-explicit"]
 

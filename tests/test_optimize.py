@@ -29,7 +29,8 @@ def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path)
     assert all(v.correct for v in s.versions[1:]) and all(v.origin == "search" for v in s.versions[1:])
     assert s.original.top_bottleneck == "memory_bound"
     assert result.stopped.startswith("replay mode: one round only")
-    assert any("REPLAYING" in e for e in events) and any("verifying v001" in e for e in events)
+    messages = [e.message for e in events]
+    assert any("REPLAYING" in m for m in messages) and any("verifying v001" in m for m in messages)
     assert any("CPU interpreter" in n for n in result.notes)
     html = result._repr_html_()
     assert "Replay mode" in html and "v002" in html
@@ -45,7 +46,7 @@ def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
             CELLS / "add_ref.py", rounds=1, candidates=3, root=tmp_path, replay=REPLAY,
             rewriter="llm", model="test-model", base_url=server.base_url, on_event=events.append,
         )
-    assert any(e.startswith("receiving the model's answer") for e in events)  # streaming shows progress
+    assert any(e.message.startswith("receiving the model's answer") for e in events)  # streaming shows progress
     s = result.session
     assert [v.origin for v in s.versions] == ["original", "llm:test-model", "llm:test-model"]
     right, wrong = s.versions[1:]
@@ -77,7 +78,7 @@ def test_optimize_magic_in_a_real_kernel(tmp_path):
 def test_summary_shows_before_after_when_both_versions_were_profiled(tmp_path):
     import shutil
 
-    from kernel_lab.optimizing import OptimizeResult
+    from kernel_lab.results.optimize import OptimizeResult
 
     s = Session.create(tmp_path, "transpose", samples.cell("shared_bank_conflicts").read_text())
     best = s.add(samples.cell("transpose_padded").read_text(), origin="search", parent=0, correct=True, speedup=1.65, significant=True)

@@ -73,7 +73,7 @@ def test_the_kernel_knows_which_cell_runs(front):
 def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     setup = f"""
     from kernel_lab.frontend import Cell
-    from kernel_lab.optimizing import OptimizeResult
+    from kernel_lab.results.optimize import OptimizeResult
     from kernel_lab.session import Session
     s = Session.create({str(tmp_path)!r}, "add", {BODY!r})
     s.add({FAST!r}, origin="search", parent=0, correct=True, speedup=2.0, significant=True)
@@ -120,7 +120,7 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
 
 
 def test_a_front_end_without_the_extension_is_named(front, tmp_path):
-    front.run(f"from kernel_lab.optimizing import OptimizeResult\nfrom kernel_lab.session import Session\n"
+    front.run(f"from kernel_lab.results.optimize import OptimizeResult\nfrom kernel_lab.session import Session\n"
               f"p = OptimizeResult(Session.create({str(tmp_path)!r}, 'x', 'pass'), 'ran 1 round(s)').panel()")
     front.answer(front.requests.pop(0), None)  # JupyterLab closes comms to targets it does not know
     assert NO_EXTENSION[:60] in front.run("print(p.children[2].value)")

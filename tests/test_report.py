@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from kernel_lab import samples
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.errors import ReportError
 from kernel_lab.profiling import ncu, report
 

@@ -61,7 +61,7 @@ def test_apply_reject_and_undo_are_logged_and_survive_a_reopen(tmp_path):
 
 
 def test_without_a_known_cell_replace_and_its_undo_explain_themselves(tmp_path):
-    from kernel_lab.optimizing import NO_CELL, OptimizeResult
+    from kernel_lab.results.optimize import NO_CELL, OptimizeResult
 
     s = Session.create(tmp_path, "x", "original")
     s.add("fast", origin="search", correct=True, speedup=2.0, significant=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Diagnosis, Kernel
 
 #: Metrics compared in the "what changed most" table (a learner can read each one).
@@ -57,16 +57,6 @@ class Comparison:
     changes: tuple[MetricChange, ...]  # largest relative change first
     disappeared: tuple[str, ...]  # bottleneck kinds gone in `after`
     appeared: tuple[str, ...]  # bottleneck kinds new in `after`
-
-    def __str__(self) -> str:
-        from kernel_lab.display.compare import text
-
-        return text(self)
-
-    def _repr_html_(self) -> str:
-        from kernel_lab.display.compare import html
-
-        return html(self)
 
     @property
     def speedup(self) -> float | None:

@@ -19,66 +19,39 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kernel_lab.analysis.rules import REGIMES, RULES
+from kernel_lab.analysis import rules as registry
 from kernel_lab.models import Bottleneck, Diagnosis, Kernel, Profile, RuleResult
 
 MIN_SCORE = 0.02
-_RULE_KIND = {
-    "UncoalescedGlobalAccess": "uncoalesced_global",
-    "SharedMemoryConflicts": "shared_bank_conflicts",
-    "UncoalescedSharedAccess": "shared_bank_conflicts",
-    "TheoreticalOccupancy": "low_occupancy",
-    "AchievedOccupancy": "low_occupancy",
-    "ThreadDivergence": "warp_divergence",
-    "CPIStall": "latency_bound",
-    "IssueSlotUtilization": "latency_bound",
-}
-_TITLE_KIND = {
-    "Small Grid": "small_grid",
-    "Tail Effect": "tail_effect",
-    "Block Size": "low_occupancy",
-    "Latency Issue": "latency_bound",
-    "High Memory Throughput": "memory_bound",
-    "High Compute Throughput": "compute_bound",
-    "High Utilization": "compute_bound",
-    "Very High Utilization": "compute_bound",
-    "L1TEX Global Load Access Pattern": "uncoalesced_global",
-    "L2 Global Load Access Pattern": "uncoalesced_global",
-    "DRAM Global Load Access Pattern": "uncoalesced_global",
-    "L1TEX Global Store Access Pattern": "uncoalesced_global",
-    "L2 Global Store Access Pattern": "uncoalesced_global",
-    "L1TEX Local Load Access Pattern": "register_spills",
-    "L1TEX Local Store Access Pattern": "register_spills",
-}
 
 
 def rule_kind(rule: RuleResult) -> str | None:
-    """The bottleneck kind an Nsight Compute rule message speaks about, if any."""
+    """The bottleneck kind an Nsight Compute rule message speaks about, if any (the rules declare which)."""
     if rule.severity not in ("OPT", "WRN"):
         return None
-    return _TITLE_KIND.get(rule.title) or _RULE_KIND.get(rule.rule)
-
-
-def _missing(kernel: Kernel, needs: tuple[tuple[str, ...], ...]) -> list[str]:
-    """Metrics missing from the closest alternative, or [] when one alternative is complete."""
-    gaps = [[m for m in alt if not kernel.has(m)] for alt in needs]
-    return min(gaps, key=len)
+    by_rule, by_title = registry.ncu_kinds()
+    return by_title.get(rule.title) or by_rule.get(rule.rule)
 
 
 def diagnose_kernel(kernel: Kernel) -> Diagnosis:
     """Rank the bottlenecks of one kernel, best-first."""
     found: list[Bottleneck] = []
     not_evaluated: dict[str, str] = {}
-    for rule in RULES:
-        missing = _missing(kernel, rule.NEEDS)
+    for rule in registry.rules():
+        missing = rule.missing(kernel)
         if missing:
-            not_evaluated[rule.KIND] = "not collected: " + ", ".join(missing)
+            not_evaluated[rule.kind] = "not collected: " + ", ".join(missing)
             continue
-        result = rule.evaluate(kernel)
+        try:
+            result = rule.evaluate(kernel)
+        except Exception as exc:  # noqa: BLE001 - one rule's bug must not cost the whole diagnosis
+            not_evaluated[rule.kind] = f"the rule failed ({rule.origin}): {exc}"
+            continue
         if result is not None:
             found.append(result)
 
-    causes = [b for b in found if b.kind not in REGIMES]
+    regimes = registry.regimes()
+    causes = [b for b in found if b.kind not in regimes]
     unexplained = math.prod(1 - min(c.score, 1.0) for c in causes)
     launch = next((b for b in found if b.kind == "launch_overhead"), None)
     in_kernel = 1 - launch.score if launch else 1.0
@@ -86,7 +59,7 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
     ranked = []
     for b in found:
         score = b.score
-        if b.kind in REGIMES:
+        if b.kind in regimes:
             score *= unexplained
         if b is not launch:
             score *= in_kernel

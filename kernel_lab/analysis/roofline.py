@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kernel_lab import hardware
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Kernel
 
 SMSP_CLOCK = "smsp__cycles_elapsed.avg.per_second"
@@ -117,7 +117,7 @@ def _flop_rates(k: Kernel) -> dict[str, float]:
     return rates
 
 
-def _compute_ceilings(k: Kernel, gpu: hardware.Gpu | None) -> dict[str, Ceiling]:
+def _compute_ceilings(k: Kernel, gpu: hardware.Peaks | None) -> dict[str, Ceiling]:
     out: dict[str, Ceiling] = {}
     clock = k.get(SM_CLOCK)
     for precision, (weight, op, attr) in SCALAR_PEAKS.items():
@@ -135,7 +135,7 @@ def _compute_ceilings(k: Kernel, gpu: hardware.Gpu | None) -> dict[str, Ceiling]
     return out
 
 
-def _memory(k: Kernel, gpu: hardware.Gpu | None) -> tuple[dict[str, float], dict[str, Ceiling]]:
+def _memory(k: Kernel, gpu: hardware.Peaks | None) -> tuple[dict[str, float], dict[str, Ceiling]]:
     seconds = (k.get(M.DURATION) or 0) * 1e-9
     rates: dict[str, float] = {}
     roofs: dict[str, Ceiling] = {}
@@ -158,9 +158,9 @@ def _memory(k: Kernel, gpu: hardware.Gpu | None) -> tuple[dict[str, float], dict
     return rates, roofs
 
 
-def roofline(kernel: Kernel, gpus: tuple[tuple[str, hardware.Gpu], ...] = hardware.GPUS) -> KernelRoofline:
+def roofline(kernel: Kernel) -> KernelRoofline:
     """The roofline position of one kernel (see the module docstring for the metrics)."""
-    gpu = hardware.lookup(kernel.device, gpus)
+    gpu = kernel.gpu.peaks
     flops = _flop_rates(kernel)
     compute = _compute_ceilings(kernel, gpu)
     byte_rates, memory = _memory(kernel, gpu)

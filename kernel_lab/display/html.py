@@ -8,7 +8,7 @@ from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_r
 from kernel_lab.models import Bottleneck, Diagnosis
 
 if TYPE_CHECKING:
-    from kernel_lab.result import Result
+    from kernel_lab.results.profile import Result
 
 STYLE = """<style>
 .kl {font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45; max-width: 980px}

@@ -8,7 +8,7 @@ from kernel_lab.display import html, rules, source
 from kernel_lab.display.roofline import figure
 
 if TYPE_CHECKING:
-    from kernel_lab.result import Result
+    from kernel_lab.results.profile import Result
 
 
 def roofline_figure(result: Result):

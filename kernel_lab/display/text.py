@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref
 
 if TYPE_CHECKING:
-    from kernel_lab.result import Result
+    from kernel_lab.results.profile import Result
 
 WIDTH = 100
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from kernel_lab.display.html import STYLE
 
 if TYPE_CHECKING:
-    from kernel_lab.optimizing import OptimizeResult
+    from kernel_lab.results.optimize import OptimizeResult
 
 
 def _warnings(result: OptimizeResult) -> list[str]:
@@ -48,10 +48,13 @@ def before_after(result: OptimizeResult) -> str:
 def _compared(before: Path, after: Path) -> str:
     """The comparison of two reports, parsed once: the static summary and the panel both show it,
     and a session's reports never change once written."""
-    from kernel_lab import api
+    from kernel_lab.analysis import conductor
+    from kernel_lab.analysis.compare import compare
     from kernel_lab.display.compare import html as compare_html
+    from kernel_lab.profiling import report
 
-    return compare_html(api.compare(before, after))
+    first, second = (conductor.diagnose(report.load(path))[0] for path in (before, after))
+    return compare_html(compare(first, second))
 
 
 DIFF_STYLE = (

@@ -1,9 +1,9 @@
 """Phrases shared by the text and HTML renderers."""
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Kernel, Profile, SourceLine
-from kernel_lab.tables import occupancy_limiter
+from kernel_lab.results.tables import occupancy_limiter
 
 
 def banner(profile: Profile) -> str:

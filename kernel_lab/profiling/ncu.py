@@ -1,38 +1,50 @@
-"""Drive the Nsight Compute command line: find it, build the exact command, run it with progress.
+"""The Nsight Compute backend: find ``ncu``, build the exact command, run the cell under it in a fresh
+process with live progress, and say what went wrong in one line when it does.
 
 Nothing here runs at import time; ``ncu`` is looked for only when a profile is asked for.
 """
 from __future__ import annotations
 
-import codecs
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterable, Sequence
 from glob import glob
 from pathlib import Path
 
-from kernel_lab.errors import NcuNotFoundError, NoGpuError
+from kernel_lab import processes
+from kernel_lab.cells import CellSource, kernel_names
+from kernel_lab.errors import (
+    CountersNotPermittedError,
+    NcuNotFoundError,
+    NoGpuError,
+    NoKernelMatchedError,
+    ProfilingError,
+)
+from kernel_lab.models import Profile
+from kernel_lab.profiling import OnProgress, Progress, report
+from kernel_lab.profiling.runner import CELL_ERROR_EXIT, MARK, cell_error, profiling_env
 from kernel_lab.profiling.sections import DEFAULT_SECTIONS, EXTRA_METRICS, NVTX_INCLUDE
+from kernel_lab.settings import Settings
 
 _COMMON_PLACES = ("/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu")
-_TRITON_KERNEL = re.compile(r"@triton\.(?:jit|autotune|heuristics)[^\n]*\n(?:\s*@[^\n]*\n|[^\n]*\)\s*\n)*?\s*def\s+(\w+)")
-_CUDA_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?(?:inline\s+)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
+COUNTERS_REFUSED = "ERR_NVGPUCTRPERM"
+ENABLE_COUNTERS = (
+    "GPU performance counters are not permitted for this user (ncu: ERR_NVGPUCTRPERM). To enable them, run as root"
+    " or set the driver option NVreg_RestrictProfilingToAdminUsers=0 (see"
+    " https://developer.nvidia.com/ERR_NVGPUCTRPERM); in a container, start it with --cap-add=SYS_ADMIN."
+)
 
 
 def find_ncu(explicit: str | None = None) -> str:
-    """Path of the ncu executable: ``explicit`` > $KERNEL_LAB_NCU > PATH > usual install places."""
-    for candidate in (explicit, os.environ.get("KERNEL_LAB_NCU")):
-        if candidate:
-            found = shutil.which(candidate)
-            if found:
-                return found
-            raise NcuNotFoundError(f"ncu not found at {candidate}.", fix="Point KERNEL_LAB_NCU (or ncu_path) at the ncu executable.")
+    """Path of the ncu executable: ``explicit`` (the setting, or $KERNEL_LAB_NCU) > PATH > usual install places."""
+    if explicit:
+        found = shutil.which(explicit)
+        if found:
+            return found
+        raise NcuNotFoundError(f"ncu not found at {explicit}.", fix="Point KERNEL_LAB_NCU (or the ncu_path setting) at the ncu executable.")
     found = shutil.which("ncu")
     if found:
         return found
@@ -46,17 +58,27 @@ def find_ncu(explicit: str | None = None) -> str:
     )
 
 
+def has_gpu() -> bool:
+    """Whether an NVIDIA GPU is visible (device files, else ``nvidia-smi -L``)."""
+    if any(Path("/dev").glob("nvidia[0-9]*")):
+        return True
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU")
+
+
 def require_gpu() -> None:
     """Raise :class:`NoGpuError` unless an NVIDIA GPU is visible."""
-    if any(Path("/dev").glob("nvidia[0-9]*")):
-        return
-    smi = shutil.which("nvidia-smi")
-    if smi and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU"):
-        return
-    raise NoGpuError(
-        "No NVIDIA GPU is visible on this machine, so nothing can be profiled here.",
-        fix="Run on a machine with an NVIDIA GPU, or replay a recorded report: %%profile --replay REPORT.ncu-rep (kernel-lab diagnose REPORT).",
-    )
+    if not has_gpu():
+        raise NoGpuError(
+            "No NVIDIA GPU is visible on this machine, so nothing can be profiled here.",
+            fix="Run on a machine with an NVIDIA GPU, or replay a recorded report: %%profile --replay REPORT.ncu-rep (kernel-lab diagnose REPORT).",
+        )
+
+
+def preflight(ncu_path: str | None = None) -> str:
+    """Check there is a GPU and an ncu to profile with; returns ncu's path."""
+    require_gpu()
+    return find_ncu(ncu_path)
 
 
 def ncu_version(ncu: str) -> str:
@@ -66,15 +88,17 @@ def ncu_version(ncu: str) -> str:
     return match.group(1) if match else ""
 
 
-def kernel_names(source: str) -> list[str]:
-    """Names of the Triton (``@triton.jit``) and CUDA (``__global__``) kernels defined in ``source``."""
-    names = _TRITON_KERNEL.findall(source) + _CUDA_KERNEL.findall(source)
-    return list(dict.fromkeys(names))
-
-
 def kernel_filter(names: Sequence[str]) -> str:
     """An ncu ``-k`` value matching exactly these function names (templates included)."""
     return "regex:^(" + "|".join(re.escape(n) for n in names) + ")(<.*)?$"
+
+
+def kernel_regex(kernels: str | None, source: str) -> str | None:
+    """The ``-k`` value: ``kernels`` as a regex, else the kernels the cell defines, else none (every kernel)."""
+    if kernels is None:
+        names = kernel_names(source)
+        return kernel_filter(names) if names else None
+    return kernels if kernels.startswith("regex:") else f"regex:{kernels}"
 
 
 def build_command(
@@ -110,21 +134,11 @@ def build_command(
     return cmd
 
 
-@dataclass(frozen=True)
-class Progress:
-    """A progress event parsed from ncu's console output."""
-
-    kernel: str  # kernel being profiled
-    number: int  # 1-based count of profiled launches so far
-    percent: int  # replay progress of this launch, 0..100
-    passes: int | None = None  # set when the launch is done
-
-
 _PROF = re.compile(r'==PROF== Profiling "(?P<name>[^"]+)"[^:]*:\s?(?P<progress>[0-9.%]*)(?:\s*-\s*(?P<passes>\d+) passes)?')
 
 
 class ProgressParser:
-    """Turns ncu's console output into :class:`Progress` events.
+    """Turns ncu's console output into :class:`~kernel_lab.profiling.Progress` events.
 
     ncu prints ``==PROF== Profiling "k": 0%....50%....100% - 10 passes`` one dot at a time,
     without a newline until the launch is done, so text is fed as it arrives.
@@ -161,42 +175,88 @@ class ProgressParser:
         return Progress(match.group("name"), self._done + 1, min(percent, 100), int(passes) if passes else None)
 
 
-def run(
-    cmd: Sequence[str],
-    on_progress: Callable[[Progress], None] | None = None,
-    env: dict | None = None,
-    timeout: float | None = None,
-) -> tuple[int, str, str]:
-    """Run a command (ncu), reporting progress as it goes. Returns (exit code, stdout, stderr).
+def classify(code: int, stdout: str, stderr: str, report_written: bool) -> str:
+    """What an ncu run came to: 'ok', 'cell_error', 'counters_refused', 'no_kernels' or 'failed'."""
+    log = stdout + stderr
+    if f"{MARK} cell-error" in stdout or code == CELL_ERROR_EXIT:
+        return "cell_error"
+    if COUNTERS_REFUSED in log:
+        return "counters_refused"
+    if report_written:
+        return "ok"
+    return "no_kernels" if "No kernels were profiled" in log else "failed"
 
-    Raises :class:`subprocess.TimeoutExpired` after killing the whole process group when it
-    runs longer than ``timeout`` seconds.
-    """
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
-    parser, lock = ProgressParser(), threading.Lock()
-    chunks: dict[str, list[str]] = {"out": [], "err": []}
 
-    def pump(stream, key: str) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while data := stream.read1(4096):
-            text = decoder.decode(data)
-            chunks[key].append(text)
-            with lock:
-                events = parser.feed(text)
-            for event in events:
-                if on_progress:
+def kernels_available(log: str) -> list[str]:
+    """The kernels ncu lists after 'No kernels were profiled' (its 'Available Kernels:' block)."""
+    _, found, rest = log.partition("Available Kernels:")
+    return re.findall(r"^\s*\d+\.\s+(\S.*?)\s*$", rest, flags=re.M) if found else []
+
+
+def report_path(output: Path | None, workdir: Path) -> Path:
+    """Where the report goes; ncu always appends ``.ncu-rep``, so the path ends in it."""
+    output = Path(output) if output else workdir / "profile.ncu-rep"
+    if output.suffix != ".ncu-rep":
+        output = output.with_name(output.name + ".ncu-rep")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return output
+
+
+class NcuProfiler:
+    """The cell in a fresh process under Nsight Compute: warm-up outside, one profiled run inside an NVTX range."""
+
+    name = "ncu"
+    profiles_cells = True
+
+    def collect(self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None,
+                output: Path | None = None) -> Profile:
+        """Profile the kernels of ``cell``; raises a one-line :class:`~kernel_lab.errors.KernelLabError` on failure."""
+        exe = preflight(settings.ncu_path)
+        workdir = Path(tempfile.mkdtemp(prefix="kernel_lab_"))
+        path = cell.path or workdir / "cell.py"
+        if cell.path is None:
+            path.write_text(cell.text)
+        output = report_path(output, workdir)
+        regex = kernel_regex(settings.kernel_filter, cell.text)
+        cmd = build_command(
+            exe, path, output.with_suffix(""), kernel_regex=regex, sections=settings.sections or DEFAULT_SECTIONS,
+            section_set=settings.section_set, launch_count=settings.launch_count, warmup=settings.warmup,
+        )
+        parser = ProgressParser()
+
+        def on_output(text: str) -> None:
+            for event in parser.feed(text):
+                if on_progress is not None:
                     on_progress(event)
 
-    threads = [threading.Thread(target=pump, args=(proc.stdout, "out")), threading.Thread(target=pump, args=(proc.stderr, "err"))]
-    for t in threads:
-        t.start()
-    try:
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
-    finally:
-        for t in threads:
-            t.join()
-    return code, "".join(chunks["out"]), "".join(chunks["err"])
+        done = processes.run(cmd, env=profiling_env(), timeout=settings.timeout, on_output=on_output)
+        if done.code is None:
+            raise ProfilingError(
+                f"Profiling did not finish within {settings.timeout:.0f} s and was stopped (a hanging kernel, or too many launches).",
+                fix="Check the kernel terminates on small inputs, narrow the filter (--kernels) or lower --launch-count.",
+            )
+        outcome = classify(done.code, done.stdout, done.stderr, output.exists())
+        if outcome == "cell_error":
+            raise cell_error(done.stderr)
+        if outcome == "counters_refused":
+            raise CountersNotPermittedError(ENABLE_COUNTERS)
+        if outcome == "no_kernels":
+            raise self._no_kernels(cell, path, settings, regex, done.stdout + done.stderr)
+        if outcome == "failed":
+            raise ProfilingError(f"ncu exited with code {done.code} and wrote no report.", (done.stdout + done.stderr)[-4000:],
+                                 fix="See ncu's output above.")
+        return report.load(output, collector=f"ncu {ncu_version(exe) or '(unknown version)'} command line", replay=False)
+
+    @staticmethod
+    def _no_kernels(cell: CellSource, path: Path, settings: Settings, regex: str | None, log: str) -> NoKernelMatchedError:
+        """The error listing the kernels that did run (from ncu's log, else from a trace of the cell)."""
+        from kernel_lab.profiling.trace import TraceProfiler
+
+        seen = kernels_available(log) or list(dict.fromkeys(
+            k.name for k in TraceProfiler(only_cell_kernels=False).collect(CellSource(cell.text, path), settings).kernels
+        ))
+        return NoKernelMatchedError(
+            f"No kernel matched the filter {regex!r}. Kernels that ran: {', '.join(seen) or 'none'}.",
+            seen,
+            fix="Pass --kernels NAME_OR_REGEX (or --all-kernels) to pick the ones to profile.",
+        )

@@ -20,16 +20,35 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kernel_lab.builds import use_folder_for
+from kernel_lab.cells import execute, user_traceback
+from kernel_lab.errors import CellError
+from kernel_lab.processes import child_env
 from kernel_lab.profiling.sections import NVTX_DOMAIN, NVTX_RANGE
 
 MARK = "==KERNEL_LAB=="
 CELL_ERROR_EXIT = 3
+
+
+def profiling_env() -> dict[str, str]:
+    """The environment a profiled cell runs in: CUDA sources built by load_inline get line info, so hot
+    spots map to source lines."""
+    return child_env(NVCC_APPEND_FLAGS=" ".join(filter(None, (os.environ.get("NVCC_APPEND_FLAGS"), "-lineinfo"))))
+
+
+def cell_error(stderr: str) -> CellError:
+    """The one-line error for a cell that failed in the runner, with the user's own traceback."""
+    tb = "\n".join(line for line in stderr.splitlines() if not line.startswith(("==PROF==", "==ERROR==", "==WARNING==", MARK))).strip()
+    last = tb.splitlines()[-1] if tb else "the cell failed"
+    fix = "Fix the cell and run it again."
+    if last.startswith("NameError"):
+        fix = "The cell runs in a fresh process: define or import everything it uses inside the cell."
+    return CellError(f"The cell raised {last}", tb, fix=fix)
 
 
 def _say(phase: str) -> None:
@@ -63,30 +82,18 @@ def _profiled_range(trace: Path | None) -> Iterator[None]:
             tracer.export_chrome_trace(str(trace))
 
 
-def _cell_frames_only(exc: BaseException, cell: str) -> str:
-    """The traceback from the first frame in the user's cell onwards."""
-    if isinstance(exc, SyntaxError):
-        return "".join(traceback.format_exception_only(type(exc), exc))
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != cell:
-        tb = tb.tb_next
-    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
-
-
 def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None:
     """Execute ``cell`` (warm-up, then once inside the profiled range)."""
     filename = str(cell.resolve())
     source = cell.read_text()
-    code = compile(source, filename, "exec")
+    compile(source, filename, "exec")  # a syntax error fails before any warm-up
     use_folder_for(source)
 
-    def execute() -> dict:
-        namespace: dict = {"__name__": "__main__", "__file__": filename}
-        exec(code, namespace)  # noqa: S102 - running the user's own cell is the point
-        return namespace
+    def run_once() -> dict:
+        return execute(source, filename, {"__name__": "__main__", "__file__": filename})
 
     _say("warm-up" if warmup else "setup")
-    namespace = execute() if warmup else {}
+    namespace = run_once() if warmup else {}
     run: Callable | None = namespace.get("run")
     make_inputs: Callable | None = namespace.get("make_inputs")
     conventional = callable(run) and callable(make_inputs)
@@ -100,9 +107,9 @@ def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None
             run(*inputs)
         elif warmup:
             with contextlib.redirect_stdout(io.StringIO()):  # the cell already printed once
-                execute()
+                run_once()
         else:
-            execute()
+            run_once()
     _say("done")
 
 
@@ -119,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, SystemExit) and not exc.code:
             return 0
         _say("cell-error")
-        sys.stderr.write(_cell_frames_only(exc, filename))
+        sys.stderr.write(user_traceback(exc, filename))
         return CELL_ERROR_EXIT
     return 0
 

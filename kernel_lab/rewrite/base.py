@@ -38,9 +38,10 @@ class Candidate:
 
 
 class Rewriter(Protocol):
-    """Anything that proposes candidates for a cell."""
+    """Anything that proposes candidates for a cell (see :mod:`kernel_lab.rewrite` for plug-ins)."""
 
     name: str
+    cannot_fix: frozenset[str]  # bottleneck kinds it cannot address
 
     def propose(self, context: RewriteContext, n: int = 1) -> list[Candidate]:
         """Up to ``n`` candidates (possibly none); raises KernelLabError subclasses with a fix."""

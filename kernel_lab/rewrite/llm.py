@@ -11,6 +11,7 @@ from kernel_lab.errors import KernelLabError
 from kernel_lab.rewrite.answers import AnswerError, parse_answer
 from kernel_lab.rewrite.base import Candidate, RewriteContext
 from kernel_lab.rewrite.prompts import build_messages
+from kernel_lab.settings import Settings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -33,11 +34,13 @@ class RewriteError(KernelLabError):
 class LLMRewriter:
     """A :class:`~kernel_lab.rewrite.base.Rewriter` that asks a chat model for the whole new cell.
 
-    Settings come from the arguments, else ``KERNEL_LAB_MODEL``, ``OPENAI_BASE_URL`` and
-    ``OPENAI_API_KEY``. The key is handed to the client only: never printed, logged or put in a message.
+    ``model`` and ``base_url`` come from the arguments (:meth:`from_settings`: from the settings, which read
+    ``KERNEL_LAB_MODEL`` and ``OPENAI_BASE_URL``); the key from ``api_key``, else ``OPENAI_API_KEY``. The key
+    is handed to the client only: never printed, logged or put in a message.
     """
 
     name = "llm"
+    cannot_fix: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -47,11 +50,12 @@ class LLMRewriter:
         timeout: float = 120.0,
         temperature: float = 0.2,
         on_token: Callable[[str], None] | None = None,
+        max_retries: int = 2,
     ) -> None:
-        self.model = model or os.environ.get("KERNEL_LAB_MODEL", "")
+        self.model = model or ""
         if not self.model:
             raise RewriteError("No model configured: pass model=... or set KERNEL_LAB_MODEL", reason="config")
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.timeout = timeout
         self.temperature = temperature
         self.on_token = on_token
@@ -62,7 +66,13 @@ class LLMRewriter:
                 fix="Set OPENAI_API_KEY or pass api_key=... (a server on 127.0.0.1/localhost needs none).",
                 reason="config",
             )
-        self._client = openai.OpenAI(api_key=key or LOCAL_KEY, base_url=self.base_url, timeout=timeout, max_retries=0)
+        # the client retries connection errors, timeouts, 429 and 5xx answers with backoff
+        self._client = openai.OpenAI(api_key=key or LOCAL_KEY, base_url=self.base_url, timeout=timeout, max_retries=max_retries)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, say: Callable[[str], None]) -> LLMRewriter:
+        """From the model and server settings; the model's streamed answer is reported to ``say``."""
+        return cls(model=settings.model, base_url=settings.base_url, on_token=_streaming(say))
 
     def __repr__(self) -> str:
         return f"LLMRewriter(model={self.model!r}, base_url={self.base_url!r}, timeout={self.timeout})"
@@ -163,3 +173,16 @@ class LLMRewriter:
         text = str(body.get("message") or err) if isinstance(body, dict) else str(getattr(err, "message", err))
         text = " ".join(text.replace(self._client.api_key, "***").split()).rstrip(".")
         return text + "." if len(text) < MAX_DETAIL else text[: MAX_DETAIL - 1] + "…"
+
+
+def _streaming(say: Callable[[str], None], every: int = 100) -> Callable[[str], None]:
+    """Report the model's streamed answer every ``every`` chunks."""
+    count = 0
+
+    def on_token(_token: str) -> None:
+        nonlocal count
+        count += 1
+        if count % every == 0:
+            say(f"receiving the model's answer: {count} chunks so far")
+
+    return on_token

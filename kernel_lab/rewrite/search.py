@@ -14,28 +14,19 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_lab.analysis.metrics import OCCUPANCY_LIMITS
+from kernel_lab.analysis.rules import kinds, search_guidance
+from kernel_lab.metrics import OCCUPANCY_LIMITS
 from kernel_lab.rewrite import cuda
 from kernel_lab.rewrite.base import Candidate, RewriteContext
+from kernel_lab.settings import Settings
 
 BLOCK_NAME = re.compile(r"BLOCK|TILE|SIZE|CHUNK", re.I)
 WARPS = (1, 2, 4, 8, 16)
 STAGES = (1, 2, 3, 4, 5)
-#: bottleneck kind -> (direction for block sizes, direction for warps, why)
-GUIDANCE: dict[str, tuple[int, int, str]] = {
-    "memory_bound": (+1, +1, "bigger tiles and more warps keep more loads in flight and use wider accesses"),
-    "latency_bound": (+1, +1, "more work per program and more warps hide memory latency"),
-    "compute_bound": (+1, 0, "bigger tiles amortize index arithmetic over more elements"),
-    "low_occupancy": (-1, -1, "smaller tiles and fewer warps per program need fewer registers, so more programs fit per SM"),
-    "register_spills": (-1, +1, "smaller tiles per thread need fewer registers, so nothing spills"),
-    "small_grid": (-1, 0, "smaller tiles give more programs, enough to fill every SM"),
-    "tail_effect": (-1, 0, "smaller tiles make the last partial wave shorter"),
-    "launch_overhead": (+1, 0, "more work per launch amortizes the launch cost"),
-}
 
 
 @dataclass
@@ -113,7 +104,7 @@ def apply(source: str, launch: Launch, config: dict[str, int]) -> str:
 
 def _configs(launch: Launch, kind: str) -> list[tuple[dict[str, int], str]]:
     """Launch configurations to try, most promising first for this bottleneck kind, with the reason."""
-    block_dir, warp_dir, why = GUIDANCE.get(kind, (+1, +1, "a different launch configuration"))
+    block_dir, warp_dir, why = search_guidance().get(kind, (+1, +1, "a different launch configuration"))
     warps = launch.params.get("num_warps", (4, None))[0]
     stages = launch.params.get("num_stages", (3, None))[0]
     blocks = {n: v for n, (v, _) in launch.params.items() if BLOCK_NAME.search(n) and v > 0 and v & (v - 1) == 0}
@@ -141,9 +132,8 @@ def _configs(launch: Launch, kind: str) -> list[tuple[dict[str, int], str]]:
     return out
 
 
-#: bottleneck kinds whose fix changes what the code does (access pattern, control flow, instructions),
-#: not its launch parameters: out of the built-in optimizer's reach.
-NEEDS_CODE_CHANGE = frozenset({"uncoalesced_global", "warp_divergence", "tensor_cores_unused"})
+#: bottleneck kinds a CUDA transformation answers although launch parameters do not (cuda.py)
+CUDA_FIXES = frozenset({"shared_bank_conflicts"})
 
 
 @dataclass
@@ -152,6 +142,16 @@ class SearchRewriter:
 
     name: str = "search"
     tried: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, say: Callable[[str], None]) -> SearchRewriter:
+        return cls()
+
+    @property
+    def cannot_fix(self) -> frozenset[str]:
+        """Kinds whose fix changes what the code does (access pattern, control flow, instructions): the rules
+        that give the search no direction, less those a CUDA transformation answers."""
+        return frozenset(kinds()) - set(search_guidance()) - CUDA_FIXES
 
     def propose(self, context: RewriteContext, n: int = 8) -> list[Candidate]:
         bottlenecks = list(context.bottlenecks) or [{"kind": "latency_bound"}]
@@ -177,7 +177,7 @@ def _ideas(source: str, bottleneck: Mapping[str, Any]) -> Iterator[tuple[str, st
     if kind == "register_spills":
         for rewritten, why in cuda.launch_bounds(source, relax=True):
             yield rewritten, why, {}
-    direction = +1 if limiter == "block_size" else GUIDANCE.get(kind, (+1, 0, ""))[0]
+    direction = +1 if limiter == "block_size" else search_guidance().get(kind, (+1, 0, ""))[0]
     for rewritten, why in cuda.block_sizes(source, direction):
         yield rewritten, why, {}
     for launch in launches(source):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import kernel_lab
+from kernel_lab.settings import Settings
 
 #: A speedup above this is flagged for a second look.
 SUSPICIOUS_SPEEDUP = 10.0
@@ -175,3 +176,17 @@ def verify(reference_source: str, candidate_source: str, *, seeds: int = 3, rtol
             reason = f"the {who} ended the process with exit status {status} {where}"
             return Verdict(False, reason + (f": {last}" if last else ""))
         return _from_result(json.loads(result.read_text()))
+
+
+class Judge:
+    """Judges candidates against one reference cell with the same settings (what the optimize loop holds)."""
+
+    def __init__(self, reference_source: str, settings: Settings, device: str | None = None) -> None:
+        self.reference_source = reference_source
+        self.settings = settings
+        self.device = device
+
+    def check(self, candidate_source: str) -> Verdict:
+        s = self.settings
+        return verify(self.reference_source, candidate_source, seeds=s.seeds, rtol=s.rtol, atol=s.atol,
+                      timeout=s.verify_timeout, device=self.device)

@@ -11,7 +11,7 @@ from kernel_lab.display.page import per_kernel, roofline_figure
 from kernel_lab.widgets.guard import guarded
 
 if TYPE_CHECKING:
-    from kernel_lab.result import Result
+    from kernel_lab.results.profile import Result
 
 TABS = ("Summary", "Roofline", "Metrics", "Source", "Raw rules")
 ALL_SECTIONS = "(all sections)"

@@ -17,7 +17,7 @@ from kernel_lab.frontend import NO_EXTENSION, request
 from kernel_lab.widgets.guard import guarded
 
 if TYPE_CHECKING:
-    from kernel_lab.optimizing import OptimizeResult
+    from kernel_lab.results.optimize import OptimizeResult
     from kernel_lab.session import Version
 
 

@@ -5,12 +5,16 @@ instruction work: 0.5 x SM throughput (fraction of peak).
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.analysis.source import top_lines
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "compute_bound"
 NEEDS = ((M.SM_PCT, M.MEM_PCT),)
+READS = (M.PIPE_PREFIX + "*" + M.PIPE_SUFFIX,)
+REGIME = True
+NCU_TITLES = ("High Compute Throughput", "High Utilization", "Very High Utilization")
+SEARCH = (+1, 0, "bigger tiles amortize index arithmetic over more elements")
 PIPE_ADVICE = {
     "fma": "floating-point multiply-add: do less arithmetic per element, or move matrix-shaped math to tensor cores (tl.dot / mma)",
     "alu": "integer and logic operations, often index arithmetic: hoist index computations out of loops, use power-of-two sizes so divisions become shifts",

@@ -4,12 +4,17 @@ Score: the headroom to the nearest roof, 1 - max(SM%, memory%) / 100.
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.analysis.source import top_lines
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "latency_bound"
 NEEDS = ((M.SM_PCT, M.MEM_PCT),)
+READS = (M.STALL_PREFIX + "*" + M.STALL_SUFFIX, M.ISSUE_ACTIVE)
+REGIME = True
+NCU_RULES = ("CPIStall", "IssueSlotUtilization")
+NCU_TITLES = ("Latency Issue",)
+SEARCH = (+1, +1, "more work per program and more warps hide memory latency")
 STALL_ADVICE = {
     "long_scoreboard": "waiting for data from global or local memory: keep more independent loads in flight (more warps, more work per thread, software pipelining / num_stages), or stage data in shared memory",
     "short_scoreboard": "waiting for shared memory or special-function results: fewer, wider shared-memory accesses and no bank conflicts",

@@ -5,11 +5,12 @@ shorter than that leave the GPU waiting for the CPU. Score: (cost - duration) / 
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "launch_overhead"
 NEEDS = ((M.DURATION,),)
+SEARCH = (+1, 0, "more work per launch amortizes the launch cost")
 LAUNCH_COST_NS = 5_000.0
 
 

@@ -6,20 +6,26 @@ capped by the idle issue slots.
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import hardware
+from kernel_lab import metrics as M
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "low_occupancy"
 NEEDS = ((M.THEORETICAL_OCC, *M.OCCUPANCY_LIMITS.values()),)
+READS = (M.SM_PCT, M.MEM_PCT, M.ISSUE_ACTIVE, M.ACHIEVED_OCC, M.REGISTERS, M.SHARED_PER_BLOCK, M.BLOCK)
+NCU_RULES = ("TheoreticalOccupancy", "AchievedOccupancy")
+NCU_TITLES = ("Block Size",)
+SEARCH = (-1, -1, "smaller tiles and fewer warps per program need fewer registers, so more programs fit per SM")
 THRESHOLD_PCT = 80.0
 
 
 def _advice(limiter: str, k: Kernel, blocks: int) -> str:
     threads = int(k.get(M.BLOCK) or 0)
+    arch = k.gpu.arch or hardware.ARCHITECTURES[(9, 0)]  # limits of the GPU it ran on; Hopper's if unknown
     if limiter == "registers":
         regs = int(k.get(M.REGISTERS) or 0)
         return (
-            f"Each thread uses {regs} registers; the SM's 65,536 registers then fit only {blocks} block(s)"
+            f"Each thread uses {regs} registers; the SM's {arch.registers_per_sm:,} registers then fit only {blocks} block(s)"
             f" of {threads} threads. Lower register use: in Triton use smaller BLOCK sizes or fewer"
             " num_stages (each thread holds less), in CUDA add __launch_bounds__(threads, minBlocks) or"
             " -maxrregcount, and recompute cheap values instead of keeping them alive."
@@ -33,12 +39,12 @@ def _advice(limiter: str, k: Kernel, blocks: int) -> str:
         )
     if limiter == "block_size":
         return (
-            f"Blocks of {threads} threads are small: an SM runs at most 32 blocks, so at most"
-            f" {32 * threads} threads. Use at least 64 threads per block (Triton: num_warps >= 2)."
+            f"Blocks of {threads} threads are small: an SM runs at most {arch.max_blocks_per_sm} blocks, so at most"
+            f" {arch.max_blocks_per_sm * threads} threads. Use at least 64 threads per block (Triton: num_warps >= 2)."
         )
     return (
-        f"With {threads} threads per block only {blocks} block(s) fit in the SM's 64 warps, leaving"
-        " warps unused. Pick a block size that divides 2048 threads (128, 256 or 512)."
+        f"With {threads} threads per block only {blocks} block(s) fit in the SM's {arch.max_warps_per_sm} warps, leaving"
+        f" warps unused. Pick a block size that divides {32 * arch.max_warps_per_sm} threads (128, 256 or 512)."
     )
 
 

@@ -5,12 +5,16 @@ halves the traffic: 0.5 x memory throughput (fraction of peak).
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.analysis.rules._text import nbytes, rate
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "memory_bound"
 NEEDS = ((M.SM_PCT, M.MEM_PCT),)
+READS = (M.DRAM_PCT, M.L2_PCT, M.L1_PCT, M.DRAM_READ, M.DRAM_WRITE, M.DRAM_BW)
+REGIME = True
+NCU_TITLES = ("High Memory Throughput",)
+SEARCH = (+1, +1, "bigger tiles and more warps keep more loads in flight and use wider accesses")
 NEAR_ROOF_PCT = 75.0
 
 
@@ -19,7 +23,8 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     if mem < 60 or mem < sm:
         return None
     units = {"DRAM": k.get(M.DRAM_PCT), "L2 cache": k.get(M.L2_PCT), "L1/shared memory": k.get(M.L1_PCT)}
-    unit, unit_pct = max(((u, p) for u, p in units.items() if p is not None), key=lambda x: x[1])
+    measured = {u: p for u, p in units.items() if p is not None}
+    unit, unit_pct = max(measured.items(), key=lambda x: x[1]) if measured else ("memory system", mem)
     dram = units["DRAM"]
     moved = (k.get(M.DRAM_READ) or 0) + (k.get(M.DRAM_WRITE) or 0)
     evidence = {M.SM_PCT: sm, M.MEM_PCT: mem}

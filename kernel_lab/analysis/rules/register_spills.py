@@ -5,12 +5,15 @@ per-thread arrays), weighted by the memory throughput.
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.analysis.rules._text import count
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "register_spills"
 NEEDS = ((M.SPILL_REQUESTS, M.LOCAL_LD_REQUESTS, M.LOCAL_ST_REQUESTS, M.GLOBAL_LD_REQUESTS, M.GLOBAL_ST_REQUESTS, M.MEM_PCT),)
+READS = (M.REGISTERS, M.SM_PCT)
+NCU_TITLES = ("L1TEX Local Load Access Pattern", "L1TEX Local Store Access Pattern")
+SEARCH = (-1, +1, "smaller tiles per thread need fewer registers, so nothing spills")
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:

@@ -4,13 +4,15 @@ Score: conflicts / shared wavefronts, weighted by L1/shared throughput (as ncu d
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.analysis.rules._text import count
 from kernel_lab.analysis.source import top_lines
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "shared_bank_conflicts"
 NEEDS = ((M.SHARED_LD_CONFLICTS, M.SHARED_ST_CONFLICTS, M.SHARED_LD_WAVEFRONTS, M.SHARED_ST_WAVEFRONTS, M.L1_PCT),)
+READS = (M.SHARED_LD_REQUESTS, M.SHARED_ST_REQUESTS)
+NCU_RULES = ("SharedMemoryConflicts", "UncoalescedSharedAccess")
 MIN_CONFLICT_SHARE = 0.10
 
 

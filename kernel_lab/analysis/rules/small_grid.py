@@ -4,11 +4,13 @@ Score: the share of idle SMs, (SMs - blocks) / SMs.
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "small_grid"
 NEEDS = ((M.GRID, M.SM_COUNT),)
+NCU_TITLES = ("Small Grid",)
+SEARCH = (-1, 0, "smaller tiles give more programs, enough to fill every SM")
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "tail_effect"
 NEEDS = ((M.WAVES, M.GRID, M.SM_COUNT),)
+NCU_TITLES = ("Tail Effect",)
+SEARCH = (-1, 0, "smaller tiles make the last partial wave shorter")
 MIN_IDLE = 0.10
 
 

@@ -7,11 +7,12 @@ tiles; a pure arithmetic kernel (no loads) or one of separate adds and multiplie
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "tensor_cores_unused"
 NEEDS = ((M.SM_PCT, M.OPCODE_MIX),)
+READS = (M.PIPE_FMA, M.PIPE_TENSOR)
 FMA_OPS = ("FFMA", "HFMA2", "DFMA")
 LOAD_OPS = ("LDS", "LDG", "LDSM", "LD")
 TENSOR_OPS = ("HMMA", "HGMMA", "IMMA", "IGMMA", "DMMA", "QGMMA", "BMMA", "BGMMA")

@@ -5,7 +5,7 @@ Without source counters, falls back to the bytes used per 32-byte sector of glob
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.analysis.rules._text import count
 from kernel_lab.analysis.source import top_lines
 from kernel_lab.models import Bottleneck, Kernel
@@ -14,6 +14,15 @@ KIND = "uncoalesced_global"
 NEEDS = (
     (M.SECTORS_EXCESSIVE, M.SECTORS_GLOBAL, M.LTS_ACTIVE, M.LTS_ELAPSED),
     (M.BYTES_PER_SECTOR_LD, M.L2_PCT),
+)
+READS = (M.BYTES_PER_SECTOR_LD, M.L2_PCT, M.DRAM_PCT)
+NCU_RULES = ("UncoalescedGlobalAccess",)
+NCU_TITLES = (
+    "L1TEX Global Load Access Pattern",
+    "L2 Global Load Access Pattern",
+    "DRAM Global Load Access Pattern",
+    "L1TEX Global Store Access Pattern",
+    "L2 Global Store Access Pattern",
 )
 MIN_EXCESSIVE = 0.10
 ADVICE = (

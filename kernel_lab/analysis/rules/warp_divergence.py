@@ -5,12 +5,13 @@ weighted by SM throughput (as ncu does).
 """
 from __future__ import annotations
 
-from kernel_lab.analysis import metrics as M
+from kernel_lab import metrics as M
 from kernel_lab.models import Bottleneck, Kernel, SourceLine
 from kernel_lab.analysis.source import line_text
 
 KIND = "warp_divergence"
 NEEDS = ((M.THREADS_PER_INST, M.THREADS_PRED_ON_PER_INST, M.SM_PCT),)
+NCU_RULES = ("ThreadDivergence",)
 THRESHOLD = 24.0
 
 

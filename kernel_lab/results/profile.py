@@ -23,14 +23,14 @@ class Result:
     @cached_property
     def df(self) -> pd.DataFrame:
         """Every collected metric, tidy: ``launch, kernel, section, metric, value, unit`` (tables.metrics_frame)."""
-        from kernel_lab.tables import metrics_frame
+        from kernel_lab.results.tables import metrics_frame
 
         return metrics_frame(self.profile)
 
     @cached_property
     def summary(self) -> pd.DataFrame:
         """One row per kernel launch (columns documented in tables.SUMMARY_COLUMNS)."""
-        from kernel_lab.tables import summary_frame
+        from kernel_lab.results.tables import summary_frame
 
         return summary_frame(self.profile, list(self.diagnoses))
 

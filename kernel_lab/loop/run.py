@@ -1,0 +1,159 @@
+"""The loop itself (see the package docstring). Candidates run only in the judge's processes."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kernel_lab.analysis import conductor
+from kernel_lab.cells import CellSource, language
+from kernel_lab.errors import KernelLabError
+from kernel_lab.models import Bottleneck, Profile
+from kernel_lab.profiling import Profiler
+from kernel_lab.rewrite import cannot_fix
+from kernel_lab.rewrite.base import Attempt, Rewriter, RewriteContext
+from kernel_lab.session import Session, Version
+from kernel_lab.settings import Settings
+from kernel_lab.verify import Judge, Verdict
+
+MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
+REPORT = "profile.ncu-rep"
+
+
+@dataclass(frozen=True)
+class Event:
+    """What the loop is doing, for a progress display: one line, and where in the loop it is."""
+
+    message: str
+    round: int | None = None
+    version: str | None = None  # "v003"
+    state: str | None = None  # "profiling", "rewriting", "verifying", "verified", "note"
+
+
+Events = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class OptimizeRun:
+    """What a run of the loop leaves: the session (every version with its verdict), why it stopped, notes."""
+
+    session: Session
+    stopped: str
+    notes: tuple[str, ...] = ()
+
+
+def outcome(v: Version) -> str:
+    """How a verified version did, in words."""
+    if v.correct is False:
+        return f"wrong or failed: {v.reason}"
+    if v.speedup is None:
+        return "correct, not timed"
+    noise = "" if v.significant else " (within noise)"
+    return f"correct, {v.speedup:.2f}x vs the original{noise}"
+
+
+def record(session: Session, version: Version, verdict: Verdict) -> None:
+    """Store a verdict in the version (and the reference's time in the original, once)."""
+    version.correct, version.reason, version.warnings = verdict.correct, verdict.reason, list(verdict.warnings)
+    if verdict.timing is not None:
+        t = verdict.timing
+        version.time_ms, version.spread_ms = t.candidate_ms, t.candidate_spread
+        version.speedup, version.significant = t.speedup, t.significant
+        if session.original.time_ms is None:
+            session.original.time_ms, session.original.spread_ms = t.reference_ms, t.reference_spread
+            session.save(session.original)
+    session.save(version)
+
+
+def ranked(profile: Profile) -> list[tuple[str, Bottleneck]]:
+    """(kernel name, bottleneck) of every kernel, the costliest first."""
+    found = [(d.kernel.name, b) for d in conductor.diagnose(profile) for b in d.bottlenecks]
+    return sorted(found, key=lambda kb: -kb[1].score)
+
+
+def optimize(
+    cell: CellSource,
+    settings: Settings,
+    *,
+    profiler: Profiler,
+    rewriter: Rewriter,
+    judge: Judge,
+    notes: tuple[str, ...] = (),
+    on_event: Events | None = None,
+) -> OptimizeRun:
+    """Take the cell's kernel to a faster verified version; every version is kept in a session on disk."""
+    say = on_event or (lambda event: None)
+    for note in notes:
+        say(Event(note, state="note"))
+    started = time.monotonic()
+    session = Session.create(settings.root, cell.name, cell.text)
+    current = session.original
+    history: list[Attempt] = []
+    diagnosed: Version | None = None  # the last version profiled
+    stopped = f"ran {settings.rounds} round(s)"
+    for round_ in range(1, settings.rounds + 1):
+        if settings.time_budget is not None and time.monotonic() - started > settings.time_budget:
+            stopped = f"time budget of {settings.time_budget:.0f} s spent"
+            break
+        if not profiler.profiles_cells and round_ > 1:
+            stopped = f"{profiler.name} mode: one round only (the recorded report cannot show a new version)"
+            break
+        if profiler.profiles_cells:
+            say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
+        profile = profiler.collect(CellSource(current.source), settings, output=session.folder(current) / REPORT)
+        if profile.replay:
+            say(Event(f"round {round_}: REPLAYING the recorded report {profile.origin} instead of profiling {current.label}"
+                      " (no GPU used)", round_, current.label, "profiling"))
+        bottlenecks = ranked(profile)
+        current.top_bottleneck = bottlenecks[0][1].kind if bottlenecks else None
+        session.save(current)
+        diagnosed = current
+        if not bottlenecks or bottlenecks[0][1].score < MIN_GAIN:
+            stopped = f"no bottleneck holds more than {MIN_GAIN:.0%} of the time in {current.label}"
+            break
+        top = bottlenecks[0][1]
+        say(Event(f"round {round_}: top bottleneck {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
+                  round_, current.label, "rewriting"))
+        context = RewriteContext(
+            source=current.source,
+            bottlenecks=[{**b.to_dict(), "kernel": kernel} for kernel, b in bottlenecks[:5]],
+            device=profile.kernels[0].device if profile.kernels else "unknown GPU",
+            history=tuple(history),
+            language=language(current.source),
+        )
+        try:
+            proposals = rewriter.propose(context, n=settings.candidates)
+        except KernelLabError as err:
+            stopped = f"round {round_}: the {rewriter.name} rewriter failed: {err}"
+            break
+        if not proposals:
+            stopped = f"{rewriter.name} had nothing more to propose for {top.kind}"
+            break
+        made = []
+        for i, candidate in enumerate(proposals, 1):
+            version = session.add(candidate.source, origin=candidate.origin, parent=current.number,
+                                  explanation=candidate.explanation, answers=candidate.answers)
+            say(Event(f"round {round_}: verifying {version.label} ({i}/{len(proposals)}): {candidate.explanation}",
+                      round_, version.label, "verifying"))
+            record(session, version, judge.check(candidate.source))
+            say(Event(f"round {round_}: {version.label} {outcome(version)}", round_, version.label, "verified"))
+            history.append(Attempt(candidate.explanation, outcome(version)))
+            made.append(version)
+        best = session.best()
+        if best is current or best.number not in {v.number for v in made}:
+            stopped = f"round {round_} found nothing faster than {current.label}"
+            break
+        current = best
+    extra = list(notes)
+    if diagnosed is not None and diagnosed.top_bottleneck in cannot_fix(rewriter):
+        extra.append(
+            f"The top bottleneck of {diagnosed.label}, {diagnosed.top_bottleneck}, needs a change to what the code does"
+            f" (its hint says which); the {rewriter.name} rewriter cannot make it. Make the change yourself, or try"
+            " --rewriter llm."
+        )
+    best = session.best()
+    report = session.folder(best) / REPORT
+    if profiler.profiles_cells and best is not session.original and not report.exists():
+        say(Event(f"profiling the best version {best.label} for the before/after view", version=best.label, state="profiling"))
+        profiler.collect(CellSource(best.source), settings, output=report)
+    return OptimizeRun(session, stopped, tuple(extra))
