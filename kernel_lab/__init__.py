@@ -2,11 +2,12 @@
 
 ``import kernel_lab`` imports no torch or triton and runs no ncu; everything is loaded on use.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["profile", "diagnose", "analyze", "compare", "optimize", "load_ipython_extension"]
+__all__ = ["analyze", "compare", "diagnose", "load_ipython_extension", "optimize", "profile"]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:

@@ -3,6 +3,7 @@
 Options are :class:`~kernel_lab.settings.Settings` fields, given as keywords (``launch_count=5``) or as
 a ``settings`` object; what is not given comes from the environment and the defaults.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -14,15 +15,15 @@ from kernel_lab.analysis import conductor
 from kernel_lab.analysis.compare import compare as compare_diagnoses
 from kernel_lab.cells import CellSource
 from kernel_lab.errors import KernelLabError
-from kernel_lab.models import Profile
 from kernel_lab.loop import Event
+from kernel_lab.models import Profile
 from kernel_lab.profiling import OnProgress, Profiler
 from kernel_lab.profiling.replay import ReplayProfiler
 from kernel_lab.profiling.replay import load as load_recorded
-from kernel_lab.rewrite.base import Rewriter
 from kernel_lab.results.compare import Comparison
 from kernel_lab.results.optimize import OptimizeResult
 from kernel_lab.results.profile import Result
+from kernel_lab.rewrite.base import Rewriter
 from kernel_lab.settings import Settings
 
 CPU_NOTE = "No GPU: candidates were checked with Triton's CPU interpreter; their times are CPU times, not GPU times."
@@ -119,7 +120,8 @@ def optimize(
             on_event(Event(message))
 
     run = loop.optimize(
-        source, chosen,
+        source,
+        chosen,
         profiler=profiler or profiling.default(),
         rewriter=rewriter if rewriter is not None and not isinstance(rewriter, str) else make(chosen.rewriter_name, chosen, say),
         judge=Judge(source.text, chosen, device),

@@ -6,6 +6,7 @@ sources) in fresh processes, one after another, so with one shared folder each v
 rebuild the original as well as the candidate. A folder per source lets every build be reused: the
 original is built once per session (when it is first profiled), each candidate once to verify it.
 """
+
 from __future__ import annotations
 
 import hashlib

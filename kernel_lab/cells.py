@@ -3,6 +3,7 @@
 A cell is plain source text, or the path of a ``.py`` file holding it. Cells that Kernel Lab can
 optimize follow a convention: kernels, ``make_inputs()`` and ``run(*inputs)`` (see the README).
 """
+
 from __future__ import annotations
 
 import re
@@ -46,7 +47,7 @@ def kernel_names(source: str) -> list[str]:
 
 
 def language(source: str) -> str:
-    """"cuda" for a cell with CUDA C++ kernels (``__global__`` / ``load_inline``), else "triton"."""
+    """ "cuda" for a cell with CUDA C++ kernels (``__global__`` / ``load_inline``), else "triton"."""
     return "cuda" if _CUDA_KERNEL.search(source) or "load_inline" in source else "triton"
 
 

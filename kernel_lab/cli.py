@@ -1,4 +1,5 @@
 """Command line: ``kernel-lab profile SCRIPT.py``, ``kernel-lab diagnose REPORT``, ``kernel-lab optimize SCRIPT.py``."""
+
 from __future__ import annotations
 
 import argparse

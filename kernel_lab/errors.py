@@ -1,4 +1,5 @@
 """Errors a user can act on: each message is one line saying what happened and what to do."""
+
 from __future__ import annotations
 
 

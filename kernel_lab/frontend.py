@@ -11,6 +11,7 @@ request, and the extension answers once on it:
 
 A front end without the extension closes the comm unanswered; the caller hears :data:`NO_EXTENSION`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -7,6 +7,7 @@ the architecture table, keyed by compute capability. Peaks (FLOP/s, DRAM bandwid
 exact model and its clocks, so they are keyed by the model's exact name (datasheet values at boost
 clock, dense, no sparsity); the roofline prefers the report's own peak metrics anyway.
 """
+
 from __future__ import annotations
 
 import math
@@ -82,9 +83,13 @@ def model(name: str) -> tuple[tuple[int, int], Peaks] | None:
     return next((entry for known, entry in MODELS.items() if known.lower() == key), None)
 
 
-def gpu(name: str, compute_capability: tuple[int, int] | None = None, sms: int | None = None,
-        limits: Mapping[str, int] | None = None,
-        architectures: Mapping[tuple[int, int], Architecture] = ARCHITECTURES) -> Gpu:
+def gpu(
+    name: str,
+    compute_capability: tuple[int, int] | None = None,
+    sms: int | None = None,
+    limits: Mapping[str, int] | None = None,
+    architectures: Mapping[tuple[int, int], Architecture] = ARCHITECTURES,
+) -> Gpu:
     """A :class:`Gpu` from what is known about it; ``limits`` overrides the architecture's per-SM limits."""
     known = model(name)
     cc = compute_capability or (known[0] if known else None)

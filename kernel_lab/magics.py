@@ -3,6 +3,7 @@
 Every setting can be given a notebook-wide default with ``%config KernelLabMagics.<setting> = value``
 (``%config KernelLabMagics`` lists them); an option on the magic's line wins over it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -83,10 +84,12 @@ class _ProgressView:
 
     def __call__(self, event: Progress) -> None:
         state = f"{event.passes} passes" if event.passes else f"{event.percent}%"
-        self.handle.update(HTML(
-            f"Profiling launch {event.number}: <code>{escape(event.kernel)}</code> "
-            f"<progress value='{event.percent}' max='100'></progress> {state}"
-        ))
+        self.handle.update(
+            HTML(
+                f"Profiling launch {event.number}: <code>{escape(event.kernel)}</code> "
+                f"<progress value='{event.percent}' max='100'></progress> {state}"
+            )
+        )
 
     def close(self, text: str) -> None:
         self.handle.update(HTML(f"<i>{escape(text)} ({time.monotonic() - self.start:.1f} s)</i>"))
@@ -122,8 +125,11 @@ class KernelLabMagics(_SettingsTraits):
         except BaseException:
             view.close("Profiling stopped")
             raise
-        view.close(f"Replayed {result.profile.origin}" if result.profile.replay
-                   else f"Profiled {len(result.profile.kernels)} kernel launch(es)")
+        view.close(
+            f"Replayed {result.profile.origin}"
+            if result.profile.replay
+            else f"Profiled {len(result.profile.kernels)} kernel launch(es)"
+        )
         return result
 
     @cell_magic

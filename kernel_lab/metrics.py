@@ -1,4 +1,5 @@
 """Names of the Nsight Compute metrics the analysis reads (see ../shared/NCU.md)."""
+
 from __future__ import annotations
 
 DURATION = "gpu__time_duration.sum"  # ns

@@ -1,4 +1,5 @@
 """Plain data passed between the stages: profiles in, bottlenecks out."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -124,9 +125,7 @@ class Bottleneck:
         if self.limiter is not None:
             out["limiter"] = self.limiter
         if self.ncu_rules:
-            out["ncu_rules"] = [
-                {"rule": r.rule, "title": r.title, "speedup_pct": r.speedup_pct} for r in self.ncu_rules
-            ]
+            out["ncu_rules"] = [{"rule": r.rule, "title": r.title, "speedup_pct": r.speedup_pct} for r in self.ncu_rules]
         return out
 
 

@@ -3,6 +3,7 @@
 Options default to None ("not given"), so that what the user did not type falls through to
 ``%config``, the environment and the settings' defaults, in that order.
 """
+
 from __future__ import annotations
 
 import argparse

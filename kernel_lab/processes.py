@@ -3,9 +3,11 @@
 Profiling and judging run user code in fresh Python processes; both go through here, so a hang
 kills the whole process group (the child and anything it started) the same way everywhere.
 """
+
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import signal
 import subprocess
@@ -83,10 +85,8 @@ def run(
 
 def kill_group(pid: int) -> None:
     """Kill the process group led by ``pid`` (a child and everything it started), if it is still there."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def signal_name(number: int) -> str:

@@ -11,6 +11,7 @@ Layout (``.kernel_lab/`` beside the notebook by default)::
 Nothing is ever overwritten; the best verified version is derived from the files, so a session
 can be reopened (``Session.open``) after a restart.
 """
+
 from __future__ import annotations
 
 import json
@@ -78,7 +79,9 @@ class Session:
             data = json.loads((folder / "version.json").read_text())
             session.versions.append(Version(source=(folder / "cell.py").read_text(), **data))
         if not session.versions:
-            raise KernelLabError(f"{path} holds no Kernel Lab versions.", fix="Pass the folder of a session (.kernel_lab/<session>).")
+            raise KernelLabError(
+                f"{path} holds no Kernel Lab versions.", fix="Pass the folder of a session (.kernel_lab/<session>)."
+            )
         return session
 
     def folder(self, version: Version) -> Path:
@@ -106,7 +109,9 @@ class Session:
     def best(self) -> Version:
         """The fastest correct, not rejected version with a significant speedup, else the original."""
         rejected = self.rejected
-        winners = [v for v in self.versions if v.correct and v.significant and v.speedup and v.speedup > 1 and v.number not in rejected]
+        winners = [
+            v for v in self.versions if v.correct and v.significant and v.speedup and v.speedup > 1 and v.number not in rejected
+        ]
         return max(winners, key=lambda v: v.speedup, default=self.original)
 
     def actions(self) -> list[dict[str, Any]]:
@@ -164,7 +169,8 @@ class Session:
                     "origin": v.origin,
                     "time_ms": v.time_ms,
                     "speedup": v.speedup,
-                    "correct": {True: "yes", False: "no", None: "reference"}[v.correct] + (" (rejected)" if v.number in rejected else ""),
+                    "correct": {True: "yes", False: "no", None: "reference"}[v.correct]
+                    + (" (rejected)" if v.number in rejected else ""),
                     "top_bottleneck": v.top_bottleneck,
                     "note": v.reason if v.correct is False else "; ".join(v.warnings) or v.explanation,
                 }

@@ -9,6 +9,7 @@ the environment variable that can set it. One precedence rule everywhere::
 The CLI's and the magics' options and the ``%config`` traits are derived from these fields; the API
 key is deliberately not one of them (it is read from ``OPENAI_API_KEY`` only, never stored).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,16 +30,22 @@ class Settings:
 
     # -- profiling --------------------------------------------------------------------------------------
     ncu_path: str | None = _option(None, "path to ncu (else PATH and the usual install places)", env="KERNEL_LAB_NCU", cli=False)
-    kernels: str | None = _option(None, "regex of kernel names to profile (default: the kernels defined in the cell)", flags=("-k", "--kernels"))
+    kernels: str | None = _option(
+        None, "regex of kernel names to profile (default: the kernels defined in the cell)", flags=("-k", "--kernels")
+    )
     all_kernels: bool = _option(False, "profile every kernel in the profiled range")
-    sections: tuple[str, ...] | None = _option(None, "ncu section to collect (repeatable; default: Kernel Lab's targeted set)", flags=("--section",))
+    sections: tuple[str, ...] | None = _option(
+        None, "ncu section to collect (repeatable; default: Kernel Lab's targeted set)", flags=("--section",)
+    )
     section_set: str | None = _option(None, "ncu section set instead of sections, e.g. full", flags=("--set",))
     launch_count: int = _option(20, "profile at most this many kernel launches", flags=("-c", "--launch-count"))
     warmup: bool = _option(True, "run the code once before the profiled run (--no-warmup: don't)")
     timeout: float = _option(600.0, "stop profiling after this many seconds")
     # -- optimizing -------------------------------------------------------------------------------------
     rounds: int = _option(3, "at most this many rounds of profile, rewrite, verify")
-    rewriter: str | None = _option(None, "rewriter: search (built-in) or llm; default llm when a model is configured, else search")
+    rewriter: str | None = _option(
+        None, "rewriter: search (built-in) or llm; default llm when a model is configured, else search"
+    )
     model: str | None = _option(None, "LLM model name for --rewriter llm", env="KERNEL_LAB_MODEL")
     base_url: str | None = _option(None, "OpenAI-compatible server (default https://api.openai.com/v1)", env="OPENAI_BASE_URL")
     candidates: int = _option(4, "candidates verified per round")
@@ -50,8 +57,12 @@ class Settings:
     root: str = _option(".kernel_lab", "where optimize sessions are kept")
 
     @classmethod
-    def resolve(cls, explicit: Mapping[str, Any] | None = None, config: Mapping[str, Any] | None = None,
-                environ: Mapping[str, str] | None = None) -> Settings:
+    def resolve(
+        cls,
+        explicit: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Settings:
         """Settings from explicit values > ``config`` (%config) > ``environ`` > defaults; None means "not given"."""
         explicit, config = dict(explicit or {}), dict(config or {})
         environ = os.environ if environ is None else environ
@@ -88,8 +99,15 @@ def names() -> list[str]:
 
 def describe() -> list[tuple[str, Any, str, str | None]]:
     """(name, default, help, environment variable) of every setting, for documentation and ``%config``."""
-    return [(f.name, f.default if f.default is not MISSING else None, f.metadata["help"],
-             f.metadata["env"] or f"KERNEL_LAB_{f.name.upper()}") for f in fields(Settings)]
+    return [
+        (
+            f.name,
+            f.default if f.default is not MISSING else None,
+            f.metadata["help"],
+            f.metadata["env"] or f"KERNEL_LAB_{f.name.upper()}",
+        )
+        for f in fields(Settings)
+    ]
 
 
 def _parse(f: Any, raw: str | None, env: str) -> Any:
@@ -107,5 +125,7 @@ def _parse(f: Any, raw: str | None, env: str) -> Any:
         if kind.startswith("tuple"):
             return tuple(s.strip() for s in raw.split(",") if s.strip())
     except ValueError:
-        raise KernelLabError(f"${env} is {raw!r}, which is not a valid {kind.split(' ')[0]}.", fix=f"Fix or unset {env}.") from None
+        raise KernelLabError(
+            f"${env} is {raw!r}, which is not a valid {kind.split(' ')[0]}.", fix=f"Fix or unset {env}."
+        ) from None
     return raw

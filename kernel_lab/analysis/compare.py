@@ -1,4 +1,5 @@
 """Before/after: what changed between two profiles of a kernel."""
+
 from __future__ import annotations
 
 import math

@@ -14,6 +14,7 @@ launch's time that the bottleneck accounts for, 0..1.
 
 Nsight Compute's own rule results are attached to the bottleneck they speak about.
 """
+
 from __future__ import annotations
 
 import math

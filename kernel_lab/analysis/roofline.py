@@ -19,6 +19,7 @@ Exact metrics (the same arithmetic Nsight Compute's roofline sections use):
 
 Arithmetic intensity = achieved FLOP/s / achieved bytes/s of a level (= FLOPs / bytes).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,7 +45,12 @@ SCALAR_PEAKS = {"FP64": (2, "dfma", "fp64_flops"), "FP32": (2, "ffma", "fp32_flo
 #: tensor precision -> (tensor paths counted, path whose peak sets the ceiling, hardware-table attribute)
 TENSOR_PATHS = {
     "Tensor BF16/FP16": (
-        ("hgmma_src_bf16_dst_fp32_sparsity_off", "hgmma_src_fp16_sparsity_off", "hmma_src_bf16_dst_fp32_sparsity_off", "hmma_src_fp16_dst_fp32_sparsity_off"),
+        (
+            "hgmma_src_bf16_dst_fp32_sparsity_off",
+            "hgmma_src_fp16_sparsity_off",
+            "hmma_src_bf16_dst_fp32_sparsity_off",
+            "hmma_src_fp16_dst_fp32_sparsity_off",
+        ),
         "hgmma_src_bf16_dst_fp32_sparsity_off",
         "fp16_tensor_flops",
     ),
@@ -146,8 +152,22 @@ def _memory(k: Kernel, gpu: hardware.Peaks | None) -> tuple[dict[str, float], di
     elif gpu is not None:
         roofs["DRAM"] = Ceiling("DRAM", gpu.dram_bytes_per_s, "hardware table")
     for level, derived, total, width, active, clock in (
-        ("L2", "derived__lts__lts2xbar_bytes.sum", "lts__t_bytes.sum", 32, "lts__lts2xbar_cycles_active.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
-        ("L1", "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum", "l1tex__t_bytes.sum", 128, "l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
+        (
+            "L2",
+            "derived__lts__lts2xbar_bytes.sum",
+            "lts__t_bytes.sum",
+            32,
+            "lts__lts2xbar_cycles_active.sum.peak_sustained",
+            "lts__cycles_elapsed.avg.per_second",
+        ),
+        (
+            "L1",
+            "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum",
+            "l1tex__t_bytes.sum",
+            128,
+            "l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained",
+            "l1tex__cycles_elapsed.avg.per_second",
+        ),
     ):
         if k.has(derived + ".per_second"):
             rates[level] = k.get(derived + ".per_second")

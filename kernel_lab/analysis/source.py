@@ -1,4 +1,5 @@
 """Map per-line counters back to the user's source lines."""
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -1,4 +1,5 @@
 """Before/after view: speedup, the metrics that changed most, bottlenecks gone and new, roofline arrows."""
+
 from __future__ import annotations
 
 import math

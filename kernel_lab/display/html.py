@@ -1,4 +1,5 @@
 """HTML rendering of a :class:`~kernel_lab.result.Result` for notebooks (no JavaScript needed)."""
+
 from __future__ import annotations
 
 from html import escape
@@ -63,8 +64,9 @@ def _bottleneck(b: Bottleneck) -> str:
     if b.source_lines:
         parts.append("<pre>" + "\n".join(escape(source_ref(s)) for s in b.source_lines) + "</pre>")
     details = "".join(
-        f"<tr><td>{escape(str(name))}</td><td>{value:,.4g}</td></tr>" if isinstance(value, float) else
-        f"<tr><td>{escape(str(name))}</td><td>{escape(str(value))}</td></tr>"
+        f"<tr><td>{escape(str(name))}</td><td>{value:,.4g}</td></tr>"
+        if isinstance(value, float)
+        else f"<tr><td>{escape(str(name))}</td><td>{escape(str(value))}</td></tr>"
         for name, value in b.evidence.items()
     )
     rules = "".join(

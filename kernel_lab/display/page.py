@@ -1,4 +1,5 @@
 """The whole diagnosis as one standalone HTML page (plotly inline): ``kernel-lab diagnose --html``."""
+
 from __future__ import annotations
 
 from html import escape

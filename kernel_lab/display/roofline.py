@@ -1,4 +1,5 @@
 """The roofline chart (plotly): kernels against their memory and compute ceilings."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -41,50 +42,86 @@ def figure(
     for level, roof in memory.items():
         ridge = peak / roof.value if peak else x1
         xs = [x0, min(ridge, x1)]
-        fig.add_trace(go.Scatter(
-            x=xs, y=[x * roof.value / TERA for x in xs], mode="lines", name=f"{level} {roof.value / TERA:.1f} TB/s",
-            line={"color": LEVEL_STYLE[level][1], "width": 2}, hoverinfo="name", legendgroup="roofs",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=[x * roof.value / TERA for x in xs],
+                mode="lines",
+                name=f"{level} {roof.value / TERA:.1f} TB/s",
+                line={"color": LEVEL_STYLE[level][1], "width": 2},
+                hoverinfo="name",
+                legendgroup="roofs",
+            )
+        )
     for name, roof in compute.items():
-        fig.add_trace(go.Scatter(
-            x=[x0, x1], y=[roof.value / TERA] * 2, mode="lines", name=f"{name} {roof.value / TERA:.0f} TFLOP/s",
-            line={"color": COMPUTE_COLOR, "dash": "dash"}, hoverinfo="name", legendgroup="roofs",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[x0, x1],
+                y=[roof.value / TERA] * 2,
+                mode="lines",
+                name=f"{name} {roof.value / TERA:.0f} TFLOP/s",
+                line={"color": COMPUTE_COLOR, "dash": "dash"},
+                hoverinfo="name",
+                legendgroup="roofs",
+            )
+        )
     for level in LEVELS:
         placed = [r for r in rooflines if r.flop_rate > 0 and r.intensity(level)]
         if not placed:
             continue
         symbol, color = LEVEL_STYLE[level]
-        fig.add_trace(go.Scatter(
-            x=[r.intensity(level) for r in placed],
-            y=[r.flop_rate / TERA for r in placed],
-            mode="markers+text" if level == "DRAM" else "markers",
-            text=[f"{r.kernel}<br>{r.label(level)}" for r in placed] if level == "DRAM" else None,
-            textposition="top center",
-            name=f"kernels ({level} intensity)",
-            marker={"symbol": symbol, "size": 12, "color": color, "line": {"width": 1, "color": "black"}},
-            hovertext=[
-                f"<b>{r.kernel}</b><br>{r.precision}: {r.flop_rate / TERA:.3g} TFLOP/s<br>"
-                f"{level}: {r.intensity(level):.3g} FLOP/byte, {r.byte_rates[level] / TERA:.3g} TB/s<br>"
-                f"{r.label(level)}<br>top bottleneck: {top.get((r.kernel, r.launch), 'none')}"
-                for r in placed
-            ],
-            hoverinfo="text",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[r.intensity(level) for r in placed],
+                y=[r.flop_rate / TERA for r in placed],
+                mode="markers+text" if level == "DRAM" else "markers",
+                text=[f"{r.kernel}<br>{r.label(level)}" for r in placed] if level == "DRAM" else None,
+                textposition="top center",
+                name=f"kernels ({level} intensity)",
+                marker={"symbol": symbol, "size": 12, "color": color, "line": {"width": 1, "color": "black"}},
+                hovertext=[
+                    f"<b>{r.kernel}</b><br>{r.precision}: {r.flop_rate / TERA:.3g} TFLOP/s<br>"
+                    f"{level}: {r.intensity(level):.3g} FLOP/byte, {r.byte_rates[level] / TERA:.3g} TB/s<br>"
+                    f"{r.label(level)}<br>top bottleneck: {top.get((r.kernel, r.launch), 'none')}"
+                    for r in placed
+                ],
+                hoverinfo="text",
+            )
+        )
     for old, new in arrows:
         if old.intensity() and new.intensity() and old.flop_rate and new.flop_rate:
             fig.add_annotation(
-                x=_log(new.intensity()), y=_log(new.flop_rate / TERA), ax=_log(old.intensity()), ay=_log(old.flop_rate / TERA),
-                xref="x", yref="y", axref="x", ayref="y", showarrow=True, arrowhead=3, arrowwidth=2, arrowcolor="#444",
+                x=_log(new.intensity()),
+                y=_log(new.flop_rate / TERA),
+                ax=_log(old.intensity()),
+                ay=_log(old.flop_rate / TERA),
+                xref="x",
+                yref="y",
+                axref="x",
+                ayref="y",
+                showarrow=True,
+                arrowhead=3,
+                arrowwidth=2,
+                arrowcolor="#444",
             )
     unplaced = [f"{r.kernel}: {r.label()}" for r in rooflines if r.flop_rate <= 0]
     if unplaced:
-        fig.add_annotation(text="<br>".join(unplaced), xref="paper", yref="paper", x=0, y=-0.18, yanchor="top", showarrow=False, align="left")
+        fig.add_annotation(
+            text="<br>".join(unplaced), xref="paper", yref="paper", x=0, y=-0.18, yanchor="top", showarrow=False, align="left"
+        )
     ys = [r.flop_rate / TERA for r in rooflines if r.flop_rate > 0] + [c.value / TERA for c in compute.values()]
     fig.update_layout(
-        title=title, xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
-        yaxis={"type": "log", "title": "performance (TFLOP/s)", "range": [_log(min(ys, default=1) / 10), _log(max(ys, default=1) * 10)]},
-        template="plotly_white", height=480 + 18 * len(unplaced), margin={"b": 90 + 18 * len(unplaced)}, legend={"font": {"size": 10}},
+        title=title,
+        xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
+        yaxis={
+            "type": "log",
+            "title": "performance (TFLOP/s)",
+            "range": [_log(min(ys, default=1) / 10), _log(max(ys, default=1) * 10)],
+        },
+        template="plotly_white",
+        height=480 + 18 * len(unplaced),
+        margin={"b": 90 + 18 * len(unplaced)},
+        legend={"font": {"size": 10}},
     )
     return fig
 

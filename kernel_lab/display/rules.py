@@ -1,4 +1,5 @@
 """Nsight Compute's own rule messages, as it printed them."""
+
 from __future__ import annotations
 
 from html import escape

@@ -1,4 +1,5 @@
 """The user's source with hot lines highlighted from Nsight Compute's per-line counters."""
+
 from __future__ import annotations
 
 from html import escape

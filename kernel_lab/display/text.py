@@ -1,4 +1,5 @@
 """Plain-text rendering of a :class:`~kernel_lab.result.Result` for terminals."""
+
 from __future__ import annotations
 
 import textwrap

@@ -1,4 +1,5 @@
 """The %%optimize summary: the versions, the best version's side-by-side diff, warnings, before/after."""
+
 from __future__ import annotations
 
 import difflib
@@ -20,12 +21,17 @@ def _warnings(result: OptimizeResult) -> list[str]:
 def text(result: OptimizeResult) -> str:
     s = result.session
     best = result.best
-    lines = [f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}.", s.table().to_string(index=False)]
+    lines = [
+        f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}.",
+        s.table().to_string(index=False),
+    ]
     lines += [f"! {n}" for n in result.notes] + [f"! {w}" for w in _warnings(result)]
     if best is s.original:
         lines.append("No verified version was faster than the original; the original is kept.")
     else:
-        lines.append(f"Best: {best.label}, {best.speedup:.2f}x faster, correct on every check. `.apply()` puts it in a new cell. Diff:")
+        lines.append(
+            f"Best: {best.label}, {best.speedup:.2f}x faster, correct on every check. `.apply()` puts it in a new cell. Diff:"
+        )
         lines += difflib.unified_diff(s.original.source.splitlines(), best.source.splitlines(), "v000", best.label, lineterm="")
     return "\n".join(lines)
 
@@ -80,7 +86,11 @@ def version_view(result: OptimizeResult, number: int) -> str:
     v = s.versions[number]
     if v is s.original:
         return "<div class='kl'><p>v000 is your original cell, the reference every version is checked against.</p></div>"
-    state = "rejected by you" if number in s.rejected else {True: "correct on every check", False: f"not usable: {v.reason}"}[bool(v.correct)]
+    state = (
+        "rejected by you"
+        if number in s.rejected
+        else {True: "correct on every check", False: f"not usable: {v.reason}"}[bool(v.correct)]
+    )
     speed = f"{v.speedup:.2f}× vs the original" + ("" if v.significant else " (within noise)") if v.speedup else "not timed"
     return (
         f"<div class='kl'><p><b>{v.label}</b> ({escape(v.origin)}, answers {escape(v.answers or '–')}): {escape(speed)}, "

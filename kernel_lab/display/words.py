@@ -1,4 +1,5 @@
 """Phrases shared by the text and HTML renderers."""
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M
@@ -32,7 +33,9 @@ def kernel_facts(k: Kernel) -> list[str]:
     if k.has(M.THEORETICAL_OCC):
         achieved = f"{k.get(M.ACHIEVED_OCC):.0f}% achieved / " if k.has(M.ACHIEVED_OCC) else ""
         limiter = occupancy_limiter(k) if k.get(M.THEORETICAL_OCC) < 100 else None
-        facts.append(f"occupancy {achieved}{k.get(M.THEORETICAL_OCC):.0f}% theoretical" + (f" (limit: {limiter})" if limiter else ""))
+        facts.append(
+            f"occupancy {achieved}{k.get(M.THEORETICAL_OCC):.0f}% theoretical" + (f" (limit: {limiter})" if limiter else "")
+        )
     if k.has(M.REGISTERS):
         facts.append(f"{k.get(M.REGISTERS):.0f} regs/thread")
     if k.has(M.SHARED_PER_BLOCK):

@@ -1,4 +1,5 @@
 """The loop itself (see the package docstring). Candidates run only in the judge's processes."""
+
 from __future__ import annotations
 
 import time
@@ -11,7 +12,7 @@ from kernel_lab.errors import KernelLabError
 from kernel_lab.models import Bottleneck, Profile
 from kernel_lab.profiling import Profiler
 from kernel_lab.rewrite import cannot_fix
-from kernel_lab.rewrite.base import Attempt, Rewriter, RewriteContext
+from kernel_lab.rewrite.base import Attempt, RewriteContext, Rewriter
 from kernel_lab.session import Session, Version
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge, Verdict
@@ -102,8 +103,15 @@ def optimize(
             say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
         profile = profiler.collect(CellSource(current.source), settings, output=session.folder(current) / REPORT)
         if profile.replay:
-            say(Event(f"round {round_}: REPLAYING the recorded report {profile.origin} instead of profiling {current.label}"
-                      " (no GPU used)", round_, current.label, "profiling"))
+            say(
+                Event(
+                    f"round {round_}: REPLAYING the recorded report {profile.origin} instead of profiling {current.label}"
+                    " (no GPU used)",
+                    round_,
+                    current.label,
+                    "profiling",
+                )
+            )
         bottlenecks = ranked(profile)
         current.top_bottleneck = bottlenecks[0][1].kind if bottlenecks else None
         session.save(current)
@@ -112,8 +120,14 @@ def optimize(
             stopped = f"no bottleneck holds more than {MIN_GAIN:.0%} of the time in {current.label}"
             break
         top = bottlenecks[0][1]
-        say(Event(f"round {round_}: top bottleneck {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
-                  round_, current.label, "rewriting"))
+        say(
+            Event(
+                f"round {round_}: top bottleneck {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
+                round_,
+                current.label,
+                "rewriting",
+            )
+        )
         context = RewriteContext(
             source=current.source,
             bottlenecks=[{**b.to_dict(), "kernel": kernel} for kernel, b in bottlenecks[:5]],
@@ -131,10 +145,21 @@ def optimize(
             break
         made = []
         for i, candidate in enumerate(proposals, 1):
-            version = session.add(candidate.source, origin=candidate.origin, parent=current.number,
-                                  explanation=candidate.explanation, answers=candidate.answers)
-            say(Event(f"round {round_}: verifying {version.label} ({i}/{len(proposals)}): {candidate.explanation}",
-                      round_, version.label, "verifying"))
+            version = session.add(
+                candidate.source,
+                origin=candidate.origin,
+                parent=current.number,
+                explanation=candidate.explanation,
+                answers=candidate.answers,
+            )
+            say(
+                Event(
+                    f"round {round_}: verifying {version.label} ({i}/{len(proposals)}): {candidate.explanation}",
+                    round_,
+                    version.label,
+                    "verifying",
+                )
+            )
             record(session, version, judge.check(candidate.source))
             say(Event(f"round {round_}: {version.label} {outcome(version)}", round_, version.label, "verified"))
             history.append(Attempt(candidate.explanation, outcome(version)))

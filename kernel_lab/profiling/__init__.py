@@ -10,6 +10,7 @@ Every backend has one method, ``collect(cell, settings, on_progress, output) -> 
 
 The optimize loop and the course take a profiler; tests hand them a replaying one.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -43,8 +44,9 @@ class Profiler(Protocol):
     #: whether it profiles the cell it is given (a replaying profiler returns the same report for any cell)
     profiles_cells: bool
 
-    def collect(self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None,
-                output: Path | None = None) -> Profile:
+    def collect(
+        self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None
+    ) -> Profile:
         """Profile ``cell``; ``output`` is where a report should be kept (if the backend writes one)."""
         ...
 
@@ -65,8 +67,9 @@ class Fallback:
     def profiles_cells(self) -> bool:
         return self.first.profiles_cells
 
-    def collect(self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None,
-                output: Path | None = None) -> Profile:
+    def collect(
+        self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None
+    ) -> Profile:
         try:
             return self.first.collect(cell, settings, on_progress, output)
         except self.when as err:

@@ -3,6 +3,7 @@ process with live progress, and say what went wrong in one line when it does.
 
 Nothing here runs at import time; ``ncu`` is looked for only when a profile is asked for.
 """
+
 from __future__ import annotations
 
 import re
@@ -44,7 +45,9 @@ def find_ncu(explicit: str | None = None) -> str:
         found = shutil.which(explicit)
         if found:
             return found
-        raise NcuNotFoundError(f"ncu not found at {explicit}.", fix="Point KERNEL_LAB_NCU (or the ncu_path setting) at the ncu executable.")
+        raise NcuNotFoundError(
+            f"ncu not found at {explicit}.", fix="Point KERNEL_LAB_NCU (or the ncu_path setting) at the ncu executable."
+        )
     found = shutil.which("ncu")
     if found:
         return found
@@ -63,7 +66,7 @@ def has_gpu() -> bool:
     if any(Path("/dev").glob("nvidia[0-9]*")):
         return True
     smi = shutil.which("nvidia-smi")
-    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True, check=False).stdout.startswith("GPU")
 
 
 def require_gpu() -> None:
@@ -83,7 +86,7 @@ def preflight(ncu_path: str | None = None) -> str:
 
 def ncu_version(ncu: str) -> str:
     """'2025.3.1.0' from ``ncu --version`` (empty if it cannot be read)."""
-    out = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout
+    out = subprocess.run([ncu, "--version"], capture_output=True, text=True, check=False).stdout
     match = re.search(r"Version\s+([\d.]+)", out)
     return match.group(1) if match else ""
 
@@ -208,8 +211,9 @@ class NcuProfiler:
     name = "ncu"
     profiles_cells = True
 
-    def collect(self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None,
-                output: Path | None = None) -> Profile:
+    def collect(
+        self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None
+    ) -> Profile:
         """Profile the kernels of ``cell``; raises a one-line :class:`~kernel_lab.errors.KernelLabError` on failure."""
         exe = preflight(settings.ncu_path)
         workdir = Path(tempfile.mkdtemp(prefix="kernel_lab_"))
@@ -219,8 +223,14 @@ class NcuProfiler:
         output = report_path(output, workdir)
         regex = kernel_regex(settings.kernel_filter, cell.text)
         cmd = build_command(
-            exe, path, output.with_suffix(""), kernel_regex=regex, sections=settings.sections or DEFAULT_SECTIONS,
-            section_set=settings.section_set, launch_count=settings.launch_count, warmup=settings.warmup,
+            exe,
+            path,
+            output.with_suffix(""),
+            kernel_regex=regex,
+            sections=settings.sections or DEFAULT_SECTIONS,
+            section_set=settings.section_set,
+            launch_count=settings.launch_count,
+            warmup=settings.warmup,
         )
         parser = ProgressParser()
 
@@ -243,8 +253,11 @@ class NcuProfiler:
         if outcome == "no_kernels":
             raise self._no_kernels(cell, path, settings, regex, done.stdout + done.stderr)
         if outcome == "failed":
-            raise ProfilingError(f"ncu exited with code {done.code} and wrote no report.", (done.stdout + done.stderr)[-4000:],
-                                 fix="See ncu's output above.")
+            raise ProfilingError(
+                f"ncu exited with code {done.code} and wrote no report.",
+                (done.stdout + done.stderr)[-4000:],
+                fix="See ncu's output above.",
+            )
         return report.load(output, collector=f"ncu {ncu_version(exe) or '(unknown version)'} command line", replay=False)
 
     @staticmethod
@@ -252,9 +265,11 @@ class NcuProfiler:
         """The error listing the kernels that did run (from ncu's log, else from a trace of the cell)."""
         from kernel_lab.profiling.trace import TraceProfiler
 
-        seen = kernels_available(log) or list(dict.fromkeys(
-            k.name for k in TraceProfiler(only_cell_kernels=False).collect(CellSource(cell.text, path), settings).kernels
-        ))
+        seen = kernels_available(log) or list(
+            dict.fromkeys(
+                k.name for k in TraceProfiler(only_cell_kernels=False).collect(CellSource(cell.text, path), settings).kernels
+            )
+        )
         return NoKernelMatchedError(
             f"No kernel matched the filter {regex!r}. Kernels that ran: {', '.join(seen) or 'none'}.",
             seen,

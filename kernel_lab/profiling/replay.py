@@ -1,4 +1,5 @@
 """Replay: a recorded report (``.ncu-rep``) or torch.profiler trace (``.json``) instead of a live run."""
+
 from __future__ import annotations
 
 import shutil
@@ -28,8 +29,9 @@ class ReplayProfiler:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
 
-    def collect(self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None,
-                output: Path | None = None) -> Profile:
+    def collect(
+        self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None
+    ) -> Profile:
         profile = load(self.path)
         if output is not None and self.path.suffix == ".ncu-rep":
             Path(output).parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 Uses ``ncu_report`` (PyPI ``ncu-report``), which parses reports with no GPU and no ncu.
 """
+
 from __future__ import annotations
 
 import re

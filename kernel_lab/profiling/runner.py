@@ -15,6 +15,7 @@ counters are not permitted.
 Lines starting with ``==KERNEL_LAB==`` on stdout report the phase; a failure of the cell
 exits with status 3 after printing the user's traceback (runner frames removed) on stderr.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,7 +44,9 @@ def profiling_env() -> dict[str, str]:
 
 def cell_error(stderr: str) -> CellError:
     """The one-line error for a cell that failed in the runner, with the user's own traceback."""
-    tb = "\n".join(line for line in stderr.splitlines() if not line.startswith(("==PROF==", "==ERROR==", "==WARNING==", MARK))).strip()
+    tb = "\n".join(
+        line for line in stderr.splitlines() if not line.startswith(("==PROF==", "==ERROR==", "==WARNING==", MARK))
+    ).strip()
     last = tb.splitlines()[-1] if tb else "the cell failed"
     fix = "Fix the cell and run it again."
     if last.startswith("NameError"):

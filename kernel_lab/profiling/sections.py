@@ -4,6 +4,7 @@ The default is a *targeted* set: the sections whose metrics and rules the conduc
 plus a few raw metrics for the roofline and tensor-core checks. It costs far fewer replay
 passes than ``--set full`` while keeping every number a hint cites.
 """
+
 from __future__ import annotations
 
 #: Sections collected by default (ids as printed by ``ncu --list-sections``).

@@ -5,6 +5,7 @@ kernel names, durations and launch configuration, plus theoretical occupancy fro
 occupancy calculator. Metrics are stored under the Nsight Compute names of the same
 quantities so the conductor's launch-configuration rules run unchanged.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -36,7 +37,9 @@ def _device(trace: dict, architectures: Mapping[tuple[int, int], hardware.Archit
     limits = {"registers_per_sm": props.get("regsPerMultiprocessor"), "shared_per_sm": props.get("sharedMemPerMultiprocessor")}
     if props.get("maxThreadsPerMultiprocessor"):
         limits["max_warps_per_sm"] = props["maxThreadsPerMultiprocessor"] // 32
-    return hardware.gpu(props.get("name", "unknown GPU"), cc, props.get("numSms"), {k: v for k, v in limits.items() if v}, architectures)
+    return hardware.gpu(
+        props.get("name", "unknown GPU"), cc, props.get("numSms"), {k: v for k, v in limits.items() if v}, architectures
+    )
 
 
 def base_name(demangled: str) -> str:
@@ -103,10 +106,11 @@ def load(
     ]
     if gpu.arch is None:
         cc = ".".join(map(str, gpu.compute_capability)) if gpu.compute_capability else "unknown"
-        notes.append(f"{gpu.name} (compute capability {cc}) is not in Kernel Lab's hardware table: theoretical"
-                     " occupancy and waves are not computed.")
+        notes.append(
+            f"{gpu.name} (compute capability {cc}) is not in Kernel Lab's hardware table: theoretical"
+            " occupancy and waves are not computed."
+        )
     return Profile(kernels=kernels, origin=str(path), collector=collector, notes=tuple(notes))
-
 
 
 class TraceProfiler:
@@ -118,8 +122,9 @@ class TraceProfiler:
     def __init__(self, only_cell_kernels: bool = True) -> None:
         self.only_cell_kernels = only_cell_kernels  # keep the kernels the cell defines (else every kernel)
 
-    def collect(self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None,
-                output: Path | None = None) -> Profile:
+    def collect(
+        self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None
+    ) -> Profile:
         workdir = Path(tempfile.mkdtemp(prefix="kernel_lab_"))
         path = cell.path or workdir / "cell.py"
         if cell.path is None:
@@ -133,6 +138,8 @@ class TraceProfiler:
             raise cell_error(done.stderr)
         if done.code != 0 or not out.exists():
             reason = "did not finish in time" if done.code is None else f"failed (exit status {done.code})"
-            raise ProfilingError(f"Recording a torch.profiler trace of the cell {reason}.", done.stderr[-2000:], fix="See the log above.")
+            raise ProfilingError(
+                f"Recording a torch.profiler trace of the cell {reason}.", done.stderr[-2000:], fix="See the log above."
+            )
         names = set(kernel_names(cell.text)) if self.only_cell_kernels else set()
         return load(out, only=names or None)

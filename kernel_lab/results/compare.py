@@ -1,4 +1,5 @@
 """The before/after object ``kernel_lab.compare`` returns: the analysis' comparison, drawn."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields

@@ -1,5 +1,6 @@
 """The object ``%%optimize`` and ``kernel_lab.optimize`` return: the versions, and the user's apply,
 reject and undo on them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """The object ``%%profile``, ``kernel_lab.profile`` and ``kernel_lab.diagnose`` return."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """pandas views of a profile: the tidy metric table and the per-kernel summary."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -7,6 +7,7 @@ with ``from_settings(settings, say)`` or a function ``(settings, say) -> Rewrite
 must have a ``name``, a ``propose(context, n)`` method and, optionally, ``cannot_fix`` (the bottleneck
 kinds it cannot address, so that Kernel Lab can say so).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -40,12 +41,15 @@ def make(name: str, settings: Settings, say: Say | None = None) -> Rewriter:
     try:
         target: Any = getattr(import_module(module), attribute)
     except (ImportError, AttributeError) as exc:
-        raise KernelLabError(f"The rewriter {name!r} ({known[name]}) failed to load: {exc}.",
-                             fix="Fix or uninstall the package that provides it.") from None
+        raise KernelLabError(
+            f"The rewriter {name!r} ({known[name]}) failed to load: {exc}.", fix="Fix or uninstall the package that provides it."
+        ) from None
     rewriter = getattr(target, "from_settings", target)(settings, say or (lambda message: None))
     if not isinstance(getattr(rewriter, "name", None), str) or not callable(getattr(rewriter, "propose", None)):
-        raise KernelLabError(f"The rewriter {name!r} ({known[name]}) has no name or no propose(context, n) method.",
-                             fix="See kernel_lab.rewrite for what a rewriter provides.")
+        raise KernelLabError(
+            f"The rewriter {name!r} ({known[name]}) has no name or no propose(context, n) method.",
+            fix="See kernel_lab.rewrite for what a rewriter provides.",
+        )
     return rewriter
 
 

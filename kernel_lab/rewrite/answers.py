@@ -1,4 +1,5 @@
 """Read a model's answer: the cell in its fenced code block, and the explanation around it."""
+
 from __future__ import annotations
 
 import re

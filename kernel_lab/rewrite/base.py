@@ -1,4 +1,5 @@
 """What every rewriter takes and gives back."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

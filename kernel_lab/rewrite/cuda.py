@@ -11,6 +11,7 @@ pattern, so they only touch what they recognise:
 - :func:`launch_bounds`: ``__launch_bounds__(threads, min_blocks)`` so the compiler caps registers
   per thread and more blocks fit on an SM (register-limited occupancy).
 """
+
 from __future__ import annotations
 
 import math

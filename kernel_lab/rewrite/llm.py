@@ -1,4 +1,5 @@
 """Propose rewrites with a chat model behind any OpenAI-compatible server (OpenAI, vLLM, Ollama, LM Studio)."""
+
 from __future__ import annotations
 
 import os
@@ -100,7 +101,10 @@ class LLMRewriter:
         try:
             parts: list[str] = []
             stream = self._client.chat.completions.create(
-                model=self.model, messages=messages, temperature=self.temperature, stream=True  # type: ignore[arg-type]
+                model=self.model,
+                messages=messages,
+                temperature=self.temperature,
+                stream=True,  # type: ignore[arg-type]
             )
             with stream:
                 for chunk in stream:

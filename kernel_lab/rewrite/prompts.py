@@ -1,4 +1,5 @@
 """The messages sent to a chat model: the task, the cell, its ranked bottlenecks and what was tried."""
+
 from __future__ import annotations
 
 import re

@@ -10,6 +10,7 @@ sizes, ``__launch_bounds__``), each tied to the bottleneck it answers.
 
 Each candidate says which bottleneck it answers. Timing decides among them (the judge).
 """
+
 from __future__ import annotations
 
 import ast
@@ -61,18 +62,26 @@ def launches(source: str) -> list[Launch]:
             name = node.func.value.id
             if name not in kernels:
                 continue
-            constexprs = {a.arg for a in kernels[name].args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
-            launch = Launch(name, node.func.slice, call=node, loops=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(kernels[name])))
+            constexprs = {
+                a.arg for a in kernels[name].args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+            }
+            launch = Launch(
+                name, node.func.slice, call=node, loops=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(kernels[name]))
+            )
             for kw in node.keywords:
-                if kw.arg and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, int) and not isinstance(kw.value.value, bool):
-                    if kw.arg in constexprs or kw.arg in ("num_warps", "num_stages"):
-                        launch.params[kw.arg] = (kw.value.value, kw.value)
+                literal = (
+                    isinstance(kw.value, ast.Constant)
+                    and isinstance(kw.value.value, int)
+                    and not isinstance(kw.value.value, bool)
+                )
+                if kw.arg and literal and (kw.arg in constexprs or kw.arg in ("num_warps", "num_stages")):
+                    launch.params[kw.arg] = (kw.value.value, kw.value)
             found.append(launch)
     return found
 
 
 def _offset(source: str, line: int, col: int) -> int:
-    return sum(len(l) for l in source.splitlines(keepends=True)[: line - 1]) + col
+    return sum(len(text) for text in source.splitlines(keepends=True)[: line - 1]) + col
 
 
 def apply(source: str, launch: Launch, config: dict[str, int]) -> str:
@@ -128,7 +137,9 @@ def _configs(launch: Launch, kind: str) -> list[tuple[dict[str, int], str]]:
             continue
         before = {n: launch.params[n][0] if n in launch.params else (warps if n == "num_warps" else stages) for n in changed}
         text = ", ".join(f"{n} {before[n]} → {v}" for n, v in changed.items())
-        out.append((changed, f"{text}: {why if 'num_stages' not in changed else 'deeper software pipelining hides load latency'}"))
+        out.append(
+            (changed, f"{text}: {why if 'num_stages' not in changed else 'deeper software pipelining hides load latency'}")
+        )
     return out
 
 
@@ -169,7 +180,11 @@ def _ideas(source: str, bottleneck: Mapping[str, Any]) -> Iterator[tuple[str, st
     """Rewritten cells that answer one bottleneck, most promising first: (source, why, meta)."""
     kind, limiter = bottleneck["kind"], bottleneck.get("limiter")
     if kind == "shared_bank_conflicts" and (padded := cuda.pad_shared_tiles(source)):
-        yield padded, "Padded each 2-D shared-memory tile by one column ([T][T] → [T][T + 1]) so a column of the tile spans all 32 banks", {}
+        yield (
+            padded,
+            "Padded each 2-D shared-memory tile by one column ([T][T] → [T][T + 1]) so a column of the tile spans all 32 banks",
+            {},
+        )
     if kind == "low_occupancy" and limiter == "registers":
         blocks = bottleneck.get("evidence", {}).get(OCCUPANCY_LIMITS["registers"])
         for rewritten, why in cuda.launch_bounds(source, int(blocks) if blocks else None):

@@ -4,6 +4,7 @@ Each sample has a cell (``kernels/<name>.py``, following the ``make_inputs``/``r
 and its Nsight Compute report (``<name>.ncu-rep``); README.md says how they were recorded.
 They make the replay mode work anywhere: ``%%profile --replay {kernel_lab.samples.report("memory_bound")}``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -3,6 +3,7 @@
 ``verify(reference_source, candidate_source)`` returns a :class:`Verdict`; the work happens in a
 subprocess (:mod:`kernel_lab.verify.worker`) so a hanging or crashing candidate cannot take the caller down.
 """
+
 from __future__ import annotations
 
 from kernel_lab.verify.judge import Judge, Timing, Verdict, verify

@@ -4,20 +4,19 @@ Candidates may be wrong, hang, crash or cheat, so they run in a worker subproces
 (:mod:`kernel_lab.verify.worker`) with a timeout; whatever happens comes back as a
 :class:`Verdict`, never as an exception. No torch is imported here.
 """
+
 from __future__ import annotations
 
 import json
-import os
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import kernel_lab
+from kernel_lab import processes
+from kernel_lab.processes import child_env, signal_name
 from kernel_lab.settings import Settings
 
 #: A speedup above this is flagged for a second look.
@@ -51,8 +50,15 @@ class Timing:
         c1, c2, c3 = _quartiles(candidate)
         speedup = r2 / c2 if c2 > 0 else float("inf")
         apart = r1 > c3 or c1 > r3
-        return cls(r2, c2, r3 - r1, c3 - c1, speedup, apart and abs(speedup - 1) > MIN_SIGNIFICANT_CHANGE,
-                   min(len(reference), len(candidate)))
+        return cls(
+            r2,
+            c2,
+            r3 - r1,
+            c3 - c1,
+            speedup,
+            apart and abs(speedup - 1) > MIN_SIGNIFICANT_CHANGE,
+            min(len(reference), len(candidate)),
+        )
 
 
 @dataclass(frozen=True)
@@ -91,13 +97,6 @@ def _progress(path: Path) -> tuple[str, str]:
         return "verifier", "while starting"
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return f"signal {number}, {signal.Signals(number).name}"
-    except ValueError:
-        return f"signal {number}"
-
-
 def _last_line(log: Path) -> str:
     lines = [s.strip() for s in log.read_text(errors="replace").splitlines() if s.strip()]
     return lines[-1][:300] if lines else ""
@@ -108,21 +107,21 @@ def _from_result(data: dict) -> Verdict:
     timing = Timing.from_samples(samples["reference"], samples["candidate"]) if samples else None
     warnings = list(data["warnings"])
     if timing is not None and timing.speedup > SUSPICIOUS_SPEEDUP:
-        warnings.append(f"The candidate is {timing.speedup:.1f}× faster than the reference: a speedup over "
-                        f"{SUSPICIOUS_SPEEDUP:g}× deserves a second look (does it really do all the work?).")
-    return Verdict(data["correct"], data["reason"], tuple(warnings), data["max_abs_err"], data["max_rel_err"],
-                   data["checks"], timing)
+        warnings.append(
+            f"The candidate is {timing.speedup:.1f}× faster than the reference: a speedup over "
+            f"{SUSPICIOUS_SPEEDUP:g}× deserves a second look (does it really do all the work?)."
+        )
+    return Verdict(
+        data["correct"], data["reason"], tuple(warnings), data["max_abs_err"], data["max_rel_err"], data["checks"], timing
+    )
 
 
 def _worker_env(device: str | None) -> dict[str, str]:
-    package_root = str(Path(kernel_lab.__file__).resolve().parent.parent)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, (package_root, os.environ.get("PYTHONPATH")))),
+    env = child_env(
         # keep freed host memory in malloc's heap, where poisoned blocks are handed out again
-        "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
-        "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
-    }
+        MALLOC_MMAP_THRESHOLD_=str(32 << 20),
+        MALLOC_TRIM_THRESHOLD_=str(1 << 40),
+    )
     if device == "cpu":
         env.update(CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
     return env
@@ -130,22 +129,22 @@ def _worker_env(device: str | None) -> dict[str, str]:
 
 def _run(command: list[str], env: dict[str, str], timeout: float, log: Path) -> int | None:
     """The worker's exit status, or None when it ran past ``timeout``; its whole process group is killed."""
-    with log.open("w") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        try:
-            return proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the worker and anything the cells started
-            except ProcessLookupError:
-                pass
-            proc.wait()
+    done = processes.run(command, env=env, timeout=timeout)
+    log.write_text(done.stdout + done.stderr)
+    return done.code
 
 
-def verify(reference_source: str, candidate_source: str, *, seeds: int = 3, rtol: float | None = None,
-           atol: float | None = None, time: bool = True, timeout: float = 120.0, device: str | None = None) -> Verdict:
+def verify(
+    reference_source: str,
+    candidate_source: str,
+    *,
+    seeds: int = 3,
+    rtol: float | None = None,
+    atol: float | None = None,
+    time: bool = True,
+    timeout: float = 120.0,
+    device: str | None = None,
+) -> Verdict:
     """Judge ``candidate_source`` against ``reference_source`` (whole cells) in a subprocess.
 
     The reference cell's ``run`` defines the expected result and its ``SHAPES``/``make_inputs`` the
@@ -161,8 +160,18 @@ def verify(reference_source: str, candidate_source: str, *, seeds: int = 3, rtol
         (work / "reference.py").write_text(reference_source)
         (work / "candidate.py").write_text(candidate_source)
         result, progress, log = work / "result.json", work / "progress.txt", work / "log.txt"
-        command = [sys.executable, "-m", "kernel_lab.verify.worker", str(work / "reference.py"),
-                   str(work / "candidate.py"), str(result), "--seeds", str(seeds), "--progress", str(progress)]
+        command = [
+            sys.executable,
+            "-m",
+            "kernel_lab.verify.worker",
+            str(work / "reference.py"),
+            str(work / "candidate.py"),
+            str(result),
+            "--seeds",
+            str(seeds),
+            "--progress",
+            str(progress),
+        ]
         command += ["--rtol", str(rtol)] * (rtol is not None) + ["--atol", str(atol)] * (atol is not None)
         command += ["--device", device] * (device is not None) + ["--no-time"] * (not time)
         status = _run(command, _worker_env(device), timeout, log)
@@ -170,7 +179,7 @@ def verify(reference_source: str, candidate_source: str, *, seeds: int = 3, rtol
         if status is None:
             return Verdict(False, f"the {who} did not finish within {timeout:g} s {where}")
         if status < 0:
-            return Verdict(False, f"the {who} crashed ({_signal_name(-status)}) {where}")
+            return Verdict(False, f"the {who} crashed ({signal_name(-status)}) {where}")
         if status != 0 or not result.exists():
             last = _last_line(log)
             reason = f"the {who} ended the process with exit status {status} {where}"
@@ -188,5 +197,12 @@ class Judge:
 
     def check(self, candidate_source: str) -> Verdict:
         s = self.settings
-        return verify(self.reference_source, candidate_source, seeds=s.seeds, rtol=s.rtol, atol=s.atol,
-                      timeout=s.verify_timeout, device=self.device)
+        return verify(
+            self.reference_source,
+            candidate_source,
+            seeds=s.seeds,
+            rtol=s.rtol,
+            atol=s.atol,
+            timeout=s.verify_timeout,
+            device=self.device,
+        )

@@ -28,6 +28,7 @@ Errors: ``max_abs_err`` is max |out - ref| over the finite elements and ``max_re
 by max |ref| (a norm-wise measure, robust to cancellation in sums where single elements near zero
 have large relative errors). An output passes when max |out - ref| <= atol + rtol * max |ref|.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,7 +49,8 @@ from typing import Any
 import torch
 
 from kernel_lab.builds import use_folder_for
-from kernel_lab.profiling.ncu import kernel_names
+from kernel_lab.cells import describe as describe_exception
+from kernel_lab.cells import kernel_names
 
 #: Default (rtol, atol) by the dtype of the reference's output; other dtypes are compared exactly.
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -129,17 +131,7 @@ class Progress:
 
 def describe(exc: BaseException, cell: Path) -> str:
     """``Type: message at line N`` on one line; N is the last line of ``cell`` in the traceback."""
-    if isinstance(exc, SyntaxError):
-        text, line = exc.msg, exc.lineno
-    else:
-        lines = [s.strip() for s in str(exc).splitlines() if s.strip()] or [""]
-        text = lines[-1] if re.match(r"at \d+:\d+:", lines[0]) else lines[0]  # Triton: "at 5:13: <source> ... error"
-        line, tb = None, exc.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == str(cell):
-                line = tb.tb_lineno
-            tb = tb.tb_next
-    return f"{type(exc).__name__}: {text[:300]}" + (f" at line {line}" if line else "")
+    return describe_exception(exc, str(cell))
 
 
 def load(path: Path, who: str, progress: Progress) -> Cell:
@@ -325,15 +317,16 @@ def compare(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> 
     if got.shape != want.shape:
         return f"has shape {tuple(got.shape)} but the reference's has shape {tuple(want.shape)}", None
     if got.dtype != want.dtype:
-        return (f"has dtype {got.dtype} but the reference's has {want.dtype}: "
-                "keep the precision the reference declares"), None
+        return (f"has dtype {got.dtype} but the reference's has {want.dtype}: keep the precision the reference declares"), None
     if got.device != want.device:
         return f"is on {got.device} but the reference's is on {want.device}", None
     g = (torch.view_as_real(got) if got.is_complex() else got).double()
     w = (torch.view_as_real(want) if want.is_complex() else want).double()
     if (bad := g.isnan() & ~w.isnan()).any():
-        return (f"has {int(bad.sum())} NaN values where the reference has numbers (first at index {list(_index(bad))}): "
-                "elements left unwritten, or invalid math"), None
+        return (
+            f"has {int(bad.sum())} NaN values where the reference has numbers (first at index {list(_index(bad))}): "
+            "elements left unwritten, or invalid math"
+        ), None
     if (bad := w.isnan() & ~g.isnan()).any():
         return f"has numbers where the reference has NaN (first at index {list(_index(bad))})", None
     if (bad := (g.isinf() | w.isinf()) & (g != w)).any():
@@ -347,9 +340,11 @@ def compare(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> 
     allowed = atol + rtol * scale
     if max_abs > allowed:
         i = _index(diff == max_abs)
-        problem = (f"differs from the reference by up to {max_abs:.3g} (index {list(i)}: {g[i]:.6g} instead of "
-                   f"{w[i]:.6g}), more than the tolerance {allowed:.3g} = atol {atol:g} + rtol {rtol:g} × max|reference| "
-                   f"{scale:.3g}")
+        problem = (
+            f"differs from the reference by up to {max_abs:.3g} (index {list(i)}: {g[i]:.6g} instead of "
+            f"{w[i]:.6g}), more than the tolerance {allowed:.3g} = atol {atol:g} + rtol {rtol:g} × max|reference| "
+            f"{scale:.3g}"
+        )
         return problem, errors
     return None, errors
 
@@ -387,8 +382,10 @@ def match(candidate: Cell, out: Any, used: tuple, pristine: tuple, expected: Exp
     if extra:
         names = list(inspect.signature(candidate.run).parameters)
         name = names[extra[0]] if extra[0] < len(names) else f"argument {extra[0] + 1}"
-        raise Fail(f"the candidate changed its input {name}, which the reference leaves unchanged ({where}): "
-                   "write results to new tensors")
+        raise Fail(
+            f"the candidate changed its input {name}, which the reference leaves unchanged ({where}): "
+            "write results to new tensors"
+        )
     got = leaves(out, "candidate") + [used[i] for i in expected.in_place]
     if len(got) != len(expected.tensors):
         raise Fail(f"the candidate returned {len(got)} outputs but the reference {len(expected.tensors)} ({where})")
@@ -400,8 +397,16 @@ def match(candidate: Cell, out: Any, used: tuple, pristine: tuple, expected: Exp
             raise Fail(f"the candidate's {label} {problem} ({where})")
 
 
-def check(reference: Cell, candidate: Cell, inputs: tuple, where: str, args: argparse.Namespace,
-          sizes: set[int], report: Report, progress: Progress) -> None:
+def check(
+    reference: Cell,
+    candidate: Cell,
+    inputs: tuple,
+    where: str,
+    args: argparse.Namespace,
+    sizes: set[int],
+    report: Report,
+    progress: Progress,
+) -> None:
     """Candidate, reference, candidate on copies of ``inputs``; raise Fail unless both candidate calls match."""
     pristine = clone(inputs)
     sizes.update(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
@@ -412,8 +417,10 @@ def check(reference: Cell, candidate: Cell, inputs: tuple, where: str, args: arg
     sizes.update(t.nbytes for t in expected.tensors)
     for label, t in zip(expected.labels, expected.tensors):
         if t.numel() > 1 and near_constant(t):
-            raise Fail(f"the reference's {label} is (near) constant ({where}): cannot judge correctness; "
-                       "use inputs that give varied outputs")
+            raise Fail(
+                f"the reference's {label} is (near) constant ({where}): cannot judge correctness; "
+                "use inputs that give varied outputs"
+            )
     match(candidate, first, inputs, pristine, expected, f"{where}; first call", report)
     second_inputs = clone(pristine)
     second = call(candidate, second_inputs, where, sizes, progress)
@@ -449,8 +456,10 @@ def launch_warnings(reference: Launches, candidate: Launches, cell: Cell) -> lis
         warnings.append("The candidate launched none of its own kernels: it may fall back to PyTorch.")
     new = sorted(library(candidate) - library(reference))
     if new:
-        warnings.append(f"The candidate calls library matrix-multiply or convolution routines that the reference does "
-                        f"not ({', '.join(new[:3])}): its speed may come from the library, not from its own kernels.")
+        warnings.append(
+            f"The candidate calls library matrix-multiply or convolution routines that the reference does "
+            f"not ({', '.join(new[:3])}): its speed may come from the library, not from its own kernels."
+        )
     return warnings
 
 
@@ -504,9 +513,11 @@ def hidden_work_warning(fn: Callable[[], object], device: torch.device) -> str |
         events.append(elapsed())
     event, wall = statistics.median(events), statistics.median(walls)
     if event < 0.5 * wall and wall - event > 0.1:
-        return (f"The candidate's time measured with CUDA events ({event:.3f} ms) is far below the time until the GPU "
-                f"is idle ({wall:.3f} ms): it may run work on another CUDA stream that the events do not see, so its "
-                "timing cannot be trusted.")
+        return (
+            f"The candidate's time measured with CUDA events ({event:.3f} ms) is far below the time until the GPU "
+            f"is idle ({wall:.3f} ms): it may run work on another CUDA stream that the events do not see, so its "
+            "timing cannot be trusted."
+        )
     return None
 
 
@@ -526,8 +537,9 @@ def judge(args: argparse.Namespace, report: Report, progress: Progress) -> None:
     """All checks; raises Fail with the reason, else leaves ``report`` correct (with warnings and samples)."""
     if args.device and args.device.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise Fail(f"no CUDA GPU is visible, so nothing can run on {args.device}: "
-                       "verify on a GPU machine or use device='cpu'")
+            raise Fail(
+                f"no CUDA GPU is visible, so nothing can run on {args.device}: verify on a GPU machine or use device='cpu'"
+            )
         if torch.device(args.device).index is not None:
             torch.cuda.set_device(torch.device(args.device))
     if not torch.cuda.is_available():

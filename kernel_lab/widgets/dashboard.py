@@ -1,4 +1,5 @@
 """The tabbed dashboard of a result: Summary, Roofline, Metrics, Source, Raw rules."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -45,13 +46,15 @@ def dashboard(result: Result) -> widgets.VBox:
     roofline = widgets.Output()
     with roofline:
         display(roofline_figure(result))
-    tabs = widgets.Tab(children=[
-        widgets.HTML(html.render(result)),
-        roofline,
-        metrics_view(result, errors),
-        widgets.HTML(html.STYLE + per_kernel(result, source.render)),
-        widgets.HTML(html.STYLE + per_kernel(result, rules.render)),
-    ])
+    tabs = widgets.Tab(
+        children=[
+            widgets.HTML(html.render(result)),
+            roofline,
+            metrics_view(result, errors),
+            widgets.HTML(html.STYLE + per_kernel(result, source.render)),
+            widgets.HTML(html.STYLE + per_kernel(result, rules.render)),
+        ]
+    )
     for i, title in enumerate(TABS):
         tabs.set_title(i, title)
     return widgets.VBox([tabs, errors])

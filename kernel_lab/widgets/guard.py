@@ -1,4 +1,5 @@
 """Widget callbacks that show their exceptions in the notebook instead of losing them."""
+
 from __future__ import annotations
 
 import functools

@@ -4,6 +4,7 @@ Apply puts the chosen version into the optimized cell itself (under its ``%%opti
 Kernel Lab's JupyterLab extension; where there is none, the status line says so and how to go on.
 Every choice is recorded in the session on disk; Undo takes back the last one.
 """
+
 from __future__ import annotations
 
 from html import escape
@@ -32,9 +33,18 @@ def panel(result: OptimizeResult) -> widgets.VBox:
     session = result.session
     errors = widgets.Output()
     table = widgets.HTML()
-    pick = widgets.Dropdown(options=[(_label(v), v.number) for v in session.versions], value=result.best.number, description="version")
-    apply_button = widgets.Button(description="Apply to cell", button_style="success", icon="check", tooltip="Put this version into the cell (the old text stays in the session; Undo restores it)")
-    reject_button = widgets.Button(description="Reject", button_style="warning", icon="times", tooltip="Never pick this version as the best")
+    pick = widgets.Dropdown(
+        options=[(_label(v), v.number) for v in session.versions], value=result.best.number, description="version"
+    )
+    apply_button = widgets.Button(
+        description="Apply to cell",
+        button_style="success",
+        icon="check",
+        tooltip="Put this version into the cell (the old text stays in the session; Undo restores it)",
+    )
+    reject_button = widgets.Button(
+        description="Reject", button_style="warning", icon="times", tooltip="Never pick this version as the best"
+    )
     undo_button = widgets.Button(description="Undo", icon="undo", tooltip="Take back the last apply or reject")
     status = widgets.HTML()
     details = widgets.HTML()
@@ -64,7 +74,9 @@ def panel(result: OptimizeResult) -> widgets.VBox:
     def on_apply(_button: widgets.Button) -> None:
         label = session.versions[pick.value].label
         say(f"Asking the front end to put {label} into the cell…")
-        result.replace_cell(pick.value, on_done=answered(f"{label} is in the cell now; run it to use it. Undo puts the previous text back."))
+        result.replace_cell(
+            pick.value, on_done=answered(f"{label} is in the cell now; run it to use it. Undo puts the previous text back.")
+        )
 
     @guarded(errors)
     def on_reject(_button: widgets.Button) -> None:

@@ -26,6 +26,7 @@ A rule module declares:
 Plug-ins: a package lists its rule modules under the entry-point group ``kernel_lab.rules``
 (``my_rule = "my_package.my_rule"``); they are validated when loaded.
 """
+
 from __future__ import annotations
 
 import re
@@ -117,7 +118,9 @@ class Rule:
         kind, needs, evaluate = getattr(module, "KIND", None), getattr(module, "NEEDS", None), getattr(module, "evaluate", None)
         if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", kind):
             raise bad("KIND must be a lower_case id")
-        if not (isinstance(needs, tuple) and needs and all(isinstance(a, tuple) and all(isinstance(m, str) for m in a) for a in needs)):
+        if not (
+            isinstance(needs, tuple) and needs and all(isinstance(a, tuple) and all(isinstance(m, str) for m in a) for a in needs)
+        ):
             raise bad("NEEDS must be a non-empty tuple of tuples of metric names")
         if not callable(evaluate):
             raise bad("it defines no evaluate(kernel) function")
@@ -126,8 +129,17 @@ class Rule:
             raise bad("READS must be a tuple of metric names")
         if search is not None and not (isinstance(search, tuple) and len(search) == 3 and {search[0], search[1]} <= {-1, 0, 1}):
             raise bad("SEARCH must be None or (block direction, warp direction, why) with directions -1, 0 or +1")
-        return cls(kind, needs, reads, bool(getattr(module, "REGIME", False)), tuple(getattr(module, "NCU_RULES", ())),
-                   tuple(getattr(module, "NCU_TITLES", ())), search, evaluate, where)
+        return cls(
+            kind,
+            needs,
+            reads,
+            bool(getattr(module, "REGIME", False)),
+            tuple(getattr(module, "NCU_RULES", ())),
+            tuple(getattr(module, "NCU_TITLES", ())),
+            search,
+            evaluate,
+            where,
+        )
 
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
@@ -156,14 +168,18 @@ def rules() -> tuple[Rule, ...]:
         try:
             modules.append(entry.load())
         except Exception as exc:  # noqa: BLE001 - a broken plug-in gets a one-line error naming it
-            raise KernelLabError(f"The rule plug-in {entry.name} ({entry.value}) failed to load: {exc}.",
-                                 fix="Fix or uninstall the package that provides it.") from None
+            raise KernelLabError(
+                f"The rule plug-in {entry.name} ({entry.value}) failed to load: {exc}.",
+                fix="Fix or uninstall the package that provides it.",
+            ) from None
     loaded = [Rule.from_module(m) for m in modules]
     seen: dict[str, str] = {}
     for rule in loaded:
         if rule.kind in seen:
-            raise KernelLabError(f"Two rules report the kind {rule.kind!r}: {seen[rule.kind]} and {rule.origin}.",
-                                 fix="Give the plug-in's rule a kind of its own.")
+            raise KernelLabError(
+                f"Two rules report the kind {rule.kind!r}: {seen[rule.kind]} and {rule.origin}.",
+                fix="Give the plug-in's rule a kind of its own.",
+            )
         seen[rule.kind] = rule.origin
     return tuple(loaded)
 

@@ -1,4 +1,5 @@
 """Small formatting helpers for hint text."""
+
 from __future__ import annotations
 
 

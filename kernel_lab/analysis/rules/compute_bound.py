@@ -3,6 +3,7 @@
 Score: the time saved if a remedy (cheaper math, tensor cores, fewer instructions) halved the
 instruction work: 0.5 x SM throughput (fraction of peak).
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

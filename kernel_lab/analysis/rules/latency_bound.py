@@ -2,6 +2,7 @@
 
 Score: the headroom to the nearest roof, 1 - max(SM%, memory%) / 100.
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

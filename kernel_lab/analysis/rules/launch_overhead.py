@@ -3,6 +3,7 @@
 A launch from Python costs about LAUNCH_COST_NS of CPU time; back-to-back launches of a kernel
 shorter than that leave the GPU waiting for the CPU. Score: (cost - duration) / cost.
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

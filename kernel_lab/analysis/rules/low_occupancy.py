@@ -4,6 +4,7 @@ Score: the missing share of warps (1 - theoretical occupancy) times the headroom
 roof (more warps do not help a saturated unit; taken as 1 when throughputs were not collected),
 capped by the idle issue slots.
 """
+
 from __future__ import annotations
 
 from kernel_lab import hardware

@@ -3,6 +3,7 @@
 Score: the time a typical remedy (fusion, narrower types, reuse) would save, assuming it
 halves the traffic: 0.5 x memory throughput (fraction of peak).
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

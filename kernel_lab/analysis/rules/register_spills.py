@@ -3,6 +3,7 @@
 Score: the share of the kernel's memory requests that go to local memory (spills and
 per-thread arrays), weighted by the memory throughput.
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M
@@ -31,7 +32,11 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         " no large per-thread arrays indexed at run time, and a looser __launch_bounds__ / -maxrregcount"
         " in CUDA."
     )
-    evidence = {M.SPILL_REQUESTS: spills, M.LOCAL_LD_REQUESTS: k.get(M.LOCAL_LD_REQUESTS), M.LOCAL_ST_REQUESTS: k.get(M.LOCAL_ST_REQUESTS)}
+    evidence = {
+        M.SPILL_REQUESTS: spills,
+        M.LOCAL_LD_REQUESTS: k.get(M.LOCAL_LD_REQUESTS),
+        M.LOCAL_ST_REQUESTS: k.get(M.LOCAL_ST_REQUESTS),
+    }
     if regs:
         evidence[M.REGISTERS] = regs
     summary = f"Register spills: {count(spills)} spill instructions, {share:.0%} of memory requests local"

@@ -2,6 +2,7 @@
 
 Score: conflicts / shared wavefronts, weighted by L1/shared throughput (as ncu does).
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

@@ -2,6 +2,7 @@
 
 Score: the share of idle SMs, (SMs - blocks) / SMs.
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

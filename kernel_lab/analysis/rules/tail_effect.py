@@ -4,6 +4,7 @@ Score: the idle share of SM time, (ceil(W) - W) / ceil(W) for W waves, assuming 
 length. (ncu's own estimate, 1 / (1 + floor(W)), is the worst case; this one is closer for
 nearly full last waves.)
 """
+
 from __future__ import annotations
 
 import math

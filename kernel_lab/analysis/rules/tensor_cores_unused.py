@@ -5,6 +5,7 @@ and they are fed from loads (between 1/64 and 2 global/shared loads per FMA), as
 tiles; a pure arithmetic kernel (no loads) or one of separate adds and multiplies is not. Score: the SM time in that work
 (SM throughput) times the share a tensor core would save (1 - 1/8).
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

@@ -3,6 +3,7 @@
 Score: the share of L2 sectors that are excessive, weighted by how busy L2 is (as ncu does).
 Without source counters, falls back to the bytes used per 32-byte sector of global loads.
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M

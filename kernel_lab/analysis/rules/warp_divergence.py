@@ -3,11 +3,12 @@
 Score: the idle lane share, 1 - min(active, predicated-on threads per instruction) / 32,
 weighted by SM throughput (as ncu does).
 """
+
 from __future__ import annotations
 
 from kernel_lab import metrics as M
-from kernel_lab.models import Bottleneck, Kernel, SourceLine
 from kernel_lab.analysis.source import line_text
+from kernel_lab.models import Bottleneck, Kernel, SourceLine
 
 KIND = "warp_divergence"
 NEEDS = ((M.THREADS_PER_INST, M.THREADS_PRED_ON_PER_INST, M.SM_PCT),)
@@ -39,6 +40,10 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         " a warp (branch on the warp or block index, sort or bucket the work so neighbours take the same"
         " path), or turn the branch into data (tl.where / a select) when both paths are short."
     )
-    evidence = {M.THREADS_PER_INST: k.get(M.THREADS_PER_INST), M.THREADS_PRED_ON_PER_INST: k.get(M.THREADS_PRED_ON_PER_INST), M.SM_PCT: k.get(M.SM_PCT)}
+    evidence = {
+        M.THREADS_PER_INST: k.get(M.THREADS_PER_INST),
+        M.THREADS_PRED_ON_PER_INST: k.get(M.THREADS_PRED_ON_PER_INST),
+        M.SM_PCT: k.get(M.SM_PCT),
+    }
     summary = f"Warp divergence: {active:.1f} of 32 threads active per instruction"
     return Bottleneck(KIND, idle * k.get(M.SM_PCT) / 100, summary, hint, evidence, _divergent_lines(k))
