@@ -58,7 +58,7 @@ def compare(before: Result | str | Path, after: Result | str | Path, kernel: str
                 fix="Kernels there: " + ", ".join(d.kernel.name for d in result.diagnoses) + ".",
             )
         pick.append(matches[0])
-    return Comparison.of(compare_diagnoses(*pick))
+    return Comparison.of(compare_diagnoses(pick[0], pick[1]))
 
 
 def profile(

@@ -95,7 +95,7 @@ def gpu(
     cc = compute_capability or (known[0] if known else None)
     arch = architectures.get(cc) if cc else None
     if arch is not None and limits:
-        arch = replace(arch, **{k: int(v) for k, v in limits.items() if v})
+        arch = replace(arch, **{k: int(v) for k, v in limits.items() if v})  # type: ignore[arg-type]
     return Gpu(name, cc, sms, arch, known[1] if known else None)
 
 

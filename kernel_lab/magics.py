@@ -11,7 +11,7 @@ import shlex
 import time
 from dataclasses import fields
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
@@ -72,7 +72,12 @@ def _trait(kind: str, help_text: str) -> TraitType:
 
 
 #: one %config trait per setting (the API key is not a setting: it comes from $OPENAI_API_KEY only)
-_SettingsTraits = type("_SettingsTraits", (Magics,), {f.name: _trait(str(f.type), f.metadata["help"]) for f in fields(Settings)})
+if TYPE_CHECKING:
+    _SettingsTraits = Magics
+else:
+    _SettingsTraits = type(
+        "_SettingsTraits", (Magics,), {f.name: _trait(str(f.type), f.metadata["help"]) for f in fields(Settings)}
+    )
 
 
 class _ProgressView:

@@ -75,6 +75,10 @@ class Kernel:
         """The metric's value, or None when it was not collected."""
         return self.metrics.get(metric)
 
+    def value(self, metric: str) -> float:
+        """The value of a metric known to be there (a rule's NEEDS); KeyError when it is not."""
+        return self.metrics[metric]
+
     def has(self, *metrics: str) -> bool:
         return all(m in self.metrics for m in metrics)
 

@@ -112,7 +112,7 @@ class Session:
         winners = [
             v for v in self.versions if v.correct and v.significant and v.speedup and v.speedup > 1 and v.number not in rejected
         ]
-        return max(winners, key=lambda v: v.speedup, default=self.original)
+        return max(winners, key=lambda v: v.speedup or 0.0, default=self.original)
 
     def actions(self) -> list[dict[str, Any]]:
         """The user's apply/reject actions still in effect, oldest first (undone ones are gone)."""

@@ -68,9 +68,9 @@ class Comparison:
 
 def _changes(before: Kernel, after: Kernel, top: int) -> tuple[MetricChange, ...]:
     found = [
-        MetricChange(m, label, before.get(m), after.get(m))
+        MetricChange(m, label, before.value(m), after.value(m))
         for m, label in KEY_METRICS.items()
-        if before.has(m) and after.has(m) and (before.get(m) or after.get(m))
+        if before.has(m) and after.has(m) and (before.value(m) or after.value(m))
     ]
     found = [c for c in found if abs(c.change) >= 0.01]
     found.sort(key=lambda c: -min(abs(c.change), 1e9))

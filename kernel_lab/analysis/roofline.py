@@ -110,14 +110,14 @@ def _sum(k: Kernel, weighted: tuple[tuple[int, str], ...]) -> float | None:
     names = [_OP.format(op) for _, op in weighted]
     if not k.has(*names, SMSP_CLOCK):
         return None
-    return sum(w * k.get(n) for (w, _), n in zip(weighted, names)) * k.get(SMSP_CLOCK)
+    return sum(w * k.value(n) for (w, _), n in zip(weighted, names)) * k.value(SMSP_CLOCK)
 
 
 def _flop_rates(k: Kernel) -> dict[str, float]:
     rates = {p: r for p, ops in SCALAR_FLOPS.items() if (r := _sum(k, ops)) is not None}
     seconds = (k.get(M.DURATION) or 0) * 1e-9
     for precision, (paths, _, _) in TENSOR_PATHS.items():
-        counts = [k.get(_TENSOR.format(p)) for p in paths if k.has(_TENSOR.format(p))]
+        counts = [k.value(_TENSOR.format(p)) for p in paths if k.has(_TENSOR.format(p))]
         if counts and seconds:
             rates[precision] = sum(counts) / seconds
     return rates
@@ -146,9 +146,9 @@ def _memory(k: Kernel, gpu: hardware.Peaks | None) -> tuple[dict[str, float], di
     rates: dict[str, float] = {}
     roofs: dict[str, Ceiling] = {}
     if k.has(M.DRAM_BW):
-        rates["DRAM"] = k.get(M.DRAM_BW)
+        rates["DRAM"] = k.value(M.DRAM_BW)
     if k.has(M.DRAM_PEAK_PER_CYCLE, M.DRAM_CLOCK):
-        roofs["DRAM"] = Ceiling("DRAM", k.get(M.DRAM_PEAK_PER_CYCLE) * k.get(M.DRAM_CLOCK), "report")
+        roofs["DRAM"] = Ceiling("DRAM", k.value(M.DRAM_PEAK_PER_CYCLE) * k.value(M.DRAM_CLOCK), "report")
     elif gpu is not None:
         roofs["DRAM"] = Ceiling("DRAM", gpu.dram_bytes_per_s, "hardware table")
     for level, derived, total, width, active, clock in (
@@ -170,11 +170,11 @@ def _memory(k: Kernel, gpu: hardware.Peaks | None) -> tuple[dict[str, float], di
         ),
     ):
         if k.has(derived + ".per_second"):
-            rates[level] = k.get(derived + ".per_second")
+            rates[level] = k.value(derived + ".per_second")
         elif k.has(total) and seconds:
-            rates[level] = k.get(total) / seconds
+            rates[level] = k.value(total) / seconds
         if k.has(active, clock):
-            roofs[level] = Ceiling(level, width * k.get(active) * k.get(clock), "report")
+            roofs[level] = Ceiling(level, width * k.value(active) * k.value(clock), "report")
     return rates, roofs
 
 

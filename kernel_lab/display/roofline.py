@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kernel_lab.analysis.roofline import LEVELS, KernelRoofline
@@ -25,7 +26,7 @@ def figure(
     rooflines: list[KernelRoofline],
     *,
     top: dict[tuple[str, int], str] | None = None,
-    arrows: list[tuple[KernelRoofline, KernelRoofline]] = (),
+    arrows: Sequence[tuple[KernelRoofline, KernelRoofline]] = (),
     title: str = "Roofline",
 ) -> go.Figure:
     """Hierarchical roofline: one marker per kernel and memory level; ``top`` maps (kernel, launch)
@@ -89,11 +90,12 @@ def figure(
             )
         )
     for old, new in arrows:
-        if old.intensity() and new.intensity() and old.flop_rate and new.flop_rate:
+        old_ai, new_ai = old.intensity(), new.intensity()
+        if old_ai and new_ai and old.flop_rate and new.flop_rate:
             fig.add_annotation(
-                x=_log(new.intensity()),
+                x=_log(new_ai),
                 y=_log(new.flop_rate / TERA),
-                ax=_log(old.intensity()),
+                ax=_log(old_ai),
                 ay=_log(old.flop_rate / TERA),
                 xref="x",
                 yref="y",

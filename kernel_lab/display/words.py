@@ -18,28 +18,28 @@ def banner(profile: Profile) -> str:
 def kernel_line(k: Kernel) -> str:
     parts = [k.name]
     if k.has(M.DURATION):
-        parts.append(f"{k.get(M.DURATION) / 1000:.1f} µs")
+        parts.append(f"{k.value(M.DURATION) / 1000:.1f} µs")
     if k.has(M.GRID, M.BLOCK):
-        parts.append(f"grid {k.get(M.GRID):.0f} × block {k.get(M.BLOCK):.0f}")
+        parts.append(f"grid {k.value(M.GRID):.0f} × block {k.value(M.BLOCK):.0f}")
     return "  ".join(parts)
 
 
 def kernel_facts(k: Kernel) -> list[str]:
     facts = []
     if k.has(M.SM_PCT, M.MEM_PCT):
-        facts.append(f"SM {k.get(M.SM_PCT):.0f}% · memory {k.get(M.MEM_PCT):.0f}% of peak")
+        facts.append(f"SM {k.value(M.SM_PCT):.0f}% · memory {k.value(M.MEM_PCT):.0f}% of peak")
     if k.has(M.DRAM_PCT):
-        facts.append(f"DRAM {k.get(M.DRAM_PCT):.0f}%")
+        facts.append(f"DRAM {k.value(M.DRAM_PCT):.0f}%")
     if k.has(M.THEORETICAL_OCC):
-        achieved = f"{k.get(M.ACHIEVED_OCC):.0f}% achieved / " if k.has(M.ACHIEVED_OCC) else ""
-        limiter = occupancy_limiter(k) if k.get(M.THEORETICAL_OCC) < 100 else None
+        achieved = f"{k.value(M.ACHIEVED_OCC):.0f}% achieved / " if k.has(M.ACHIEVED_OCC) else ""
+        limiter = occupancy_limiter(k) if k.value(M.THEORETICAL_OCC) < 100 else None
         facts.append(
-            f"occupancy {achieved}{k.get(M.THEORETICAL_OCC):.0f}% theoretical" + (f" (limit: {limiter})" if limiter else "")
+            f"occupancy {achieved}{k.value(M.THEORETICAL_OCC):.0f}% theoretical" + (f" (limit: {limiter})" if limiter else "")
         )
     if k.has(M.REGISTERS):
-        facts.append(f"{k.get(M.REGISTERS):.0f} regs/thread")
+        facts.append(f"{k.value(M.REGISTERS):.0f} regs/thread")
     if k.has(M.SHARED_PER_BLOCK):
-        facts.append(f"{k.get(M.SHARED_PER_BLOCK) / 1024:.1f} KB smem/block")
+        facts.append(f"{k.value(M.SHARED_PER_BLOCK) / 1024:.1f} KB smem/block")
     return facts
 
 

@@ -40,9 +40,15 @@ OnProgress = Callable[[Progress], None]
 class Profiler(Protocol):
     """Anything that turns a cell into a profile."""
 
-    name: str
-    #: whether it profiles the cell it is given (a replaying profiler returns the same report for any cell)
-    profiles_cells: bool
+    @property
+    def name(self) -> str:
+        """What it is, in a word or two ("ncu", "replay")."""
+        ...
+
+    @property
+    def profiles_cells(self) -> bool:
+        """Whether it profiles the cell it is given (a replaying profiler returns one report for any cell)."""
+        ...
 
     def collect(
         self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None

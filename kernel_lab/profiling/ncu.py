@@ -66,7 +66,7 @@ def has_gpu() -> bool:
     if any(Path("/dev").glob("nvidia[0-9]*")):
         return True
     smi = shutil.which("nvidia-smi")
-    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True, check=False).stdout.startswith("GPU")
+    return smi is not None and subprocess.run([smi, "-L"], capture_output=True, text=True, check=False).stdout.startswith("GPU")
 
 
 def require_gpu() -> None:

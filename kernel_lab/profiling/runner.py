@@ -97,9 +97,10 @@ def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None
 
     _say("warm-up" if warmup else "setup")
     namespace = run_once() if warmup else {}
-    run: Callable | None = namespace.get("run")
-    make_inputs: Callable | None = namespace.get("make_inputs")
-    conventional = callable(run) and callable(make_inputs)
+    run: Callable = namespace.get("run", None) or (lambda *inputs: None)
+    make_inputs: Callable = namespace.get("make_inputs", None) or tuple
+    conventional = callable(namespace.get("run")) and callable(namespace.get("make_inputs"))
+    inputs: tuple = ()
     if conventional:
         inputs = make_inputs()
         run(*inputs)  # JIT compile and autotune happen here, outside the range

@@ -72,6 +72,7 @@ class OptimizeResult:
         return self.session.versions[numbers[-1]] if numbers else self.session.original
 
     def _text(self, version: Version) -> str:
+        assert self.cell is not None  # callers checked that the cell is known
         return self.cell.text if version is self.session.original else self.cell.with_body(version.source)
 
     def replace_cell(self, version: int | None = None, on_done: Reply = lambda reply: None) -> None:
@@ -115,6 +116,7 @@ class OptimizeResult:
                 self.session.undo()
             on_done({**reply, "undone": last})
 
+        assert self.cell is not None and self.cell.id is not None  # checked above
         set_cell(self.cell.id, previous, now, done)
 
     def __str__(self) -> str:

@@ -44,7 +44,7 @@ _DIRECT = {
 
 
 def occupancy_limiter(kernel: Kernel) -> str | None:
-    limits = {name: kernel.get(m) for name, m in M.OCCUPANCY_LIMITS.items() if kernel.has(m)}
+    limits = {name: kernel.value(m) for name, m in M.OCCUPANCY_LIMITS.items() if kernel.has(m)}
     return min(limits, key=lambda name: limits[name]) if limits else None
 
 
@@ -53,7 +53,7 @@ def summary_row(kernel: Kernel, diagnosis: Diagnosis | None = None) -> dict:
     duration = kernel.get(M.DURATION)
     dram = None
     if kernel.has(M.DRAM_READ, M.DRAM_WRITE):
-        dram = kernel.get(M.DRAM_READ) + kernel.get(M.DRAM_WRITE)
+        dram = kernel.value(M.DRAM_READ) + kernel.value(M.DRAM_WRITE)
     row = {
         "kernel": kernel.name,
         "launch": kernel.index,

@@ -94,7 +94,10 @@ def block_sizes(source: str, direction: int = +1) -> list[tuple[str, str]]:
         names = [n for n in dict.fromkeys(re.findall(r"\b[A-Za-z_]\w*\b", launch.block)) if n != "dim3"]
         literals = [] if names else list(dict.fromkeys(re.findall(r"\b\d+\b", launch.block)))
         for knob in names + literals:
-            old = int(_constant(source, knob).group(1)) if knob in names else int(knob)
+            found = _constant(source, knob) if knob in names else None
+            if knob in names and found is None:
+                continue
+            old = int(found.group(1)) if found is not None else int(knob)
             for factor in factors:
                 new = int(old * factor)
                 rewritten = _set_knob(source, launch, knob, old, new, is_name=knob in names)
@@ -109,6 +112,7 @@ def block_sizes(source: str, direction: int = +1) -> list[tuple[str, str]]:
 def _set_knob(source: str, launch: Launch, knob: str, old: int, new: int, *, is_name: bool) -> str:
     if is_name:
         found = _constant(source, knob)
+        assert found is not None  # block_sizes only names constants it found
         return source[: found.start(1)] + str(new) + source[found.end(1) :]
     word = rf"\b{old}\b"
     bounds = _kernel_bounds(source, launch.kernel)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import cast
 from urllib.parse import urlparse
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from kernel_lab.errors import KernelLabError
 from kernel_lab.rewrite.answers import AnswerError, parse_answer
@@ -102,9 +104,9 @@ class LLMRewriter:
             parts: list[str] = []
             stream = self._client.chat.completions.create(
                 model=self.model,
-                messages=messages,
+                messages=cast("list[ChatCompletionMessageParam]", messages),
                 temperature=self.temperature,
-                stream=True,  # type: ignore[arg-type]
+                stream=True,
             )
             with stream:
                 for chunk in stream:

@@ -69,13 +69,12 @@ def launches(source: str) -> list[Launch]:
                 name, node.func.slice, call=node, loops=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(kernels[name]))
             )
             for kw in node.keywords:
-                literal = (
-                    isinstance(kw.value, ast.Constant)
-                    and isinstance(kw.value.value, int)
-                    and not isinstance(kw.value.value, bool)
-                )
+                node_value = kw.value
+                number = node_value.value if isinstance(node_value, ast.Constant) else None
+                literal = isinstance(number, int) and not isinstance(number, bool)
                 if kw.arg and literal and (kw.arg in constexprs or kw.arg in ("num_warps", "num_stages")):
-                    launch.params[kw.arg] = (kw.value.value, kw.value)
+                    assert isinstance(node_value, ast.Constant) and isinstance(number, int)
+                    launch.params[kw.arg] = (number, node_value)
             found.append(launch)
     return found
 
@@ -91,21 +90,27 @@ def apply(source: str, launch: Launch, config: dict[str, int]) -> str:
     block parameter with that old value gets the same new value.
     """
     edits: list[tuple[int, int, str]] = []
-    span = lambda node: (_offset(source, node.lineno, node.col_offset), _offset(source, node.end_lineno, node.end_col_offset))  # noqa: E731
+
+    def span(node: ast.expr) -> tuple[int, int]:
+        return _offset(source, node.lineno, node.col_offset), _offset(
+            source, node.end_lineno or node.lineno, node.end_col_offset or 0
+        )
+
+    assert launch.call is not None  # launches() always records the call
     for name, value in config.items():
         node = launch.params.get(name, (None, None))[1]
         if node is not None:
             edits.append((*span(node), str(value)))
         else:  # num_warps / num_stages not given: add them
-            end = _offset(source, launch.call.end_lineno, launch.call.end_col_offset) - 1  # before ')'
+            end = span(launch.call)[1] - 1  # before ')'
             edits.append((end, end, f", {name}={value}"))
     blocks = {n: v for n, (v, _) in launch.params.items() if n not in ("num_warps", "num_stages")}
     for old in set(blocks.values()):
         sharing = [n for n, v in blocks.items() if v == old]
         new = {config.get(n) for n in sharing}
         if len(new) == 1 and None not in new:
-            value = str(new.pop())
-            edits += [(*span(g), value) for g in ast.walk(launch.grid) if isinstance(g, ast.Constant) and g.value == old]
+            text = str(new.pop())
+            edits += [(*span(g), text) for g in ast.walk(launch.grid) if isinstance(g, ast.Constant) and g.value == old]
     for start, end, text in sorted(edits, reverse=True):
         source = source[:start] + text + source[end:]
     return source

@@ -173,7 +173,7 @@ def verify(
             str(progress),
         ]
         command += ["--rtol", str(rtol)] * (rtol is not None) + ["--atol", str(atol)] * (atol is not None)
-        command += ["--device", device] * (device is not None) + ["--no-time"] * (not time)
+        command += (["--device", device] if device is not None else []) + ["--no-time"] * (not time)
         status = _run(command, _worker_env(device), timeout, log)
         who, where = _progress(progress)
         if status is None:

@@ -179,7 +179,7 @@ def seeded(seed: int) -> Iterator[None]:
     """
     original = torch.manual_seed
     original(seed)
-    torch.manual_seed = lambda s: original(int(s) + 7919 * seed)
+    torch.manual_seed = lambda s: original(int(s) + 7919 * seed)  # type: ignore[assignment]
     try:
         yield
     finally:

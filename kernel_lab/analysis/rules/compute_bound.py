@@ -27,7 +27,7 @@ PIPE_ADVICE = {
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    sm, mem = k.get(M.SM_PCT), k.get(M.MEM_PCT)
+    sm, mem = k.value(M.SM_PCT), k.value(M.MEM_PCT)
     if sm < 60 or sm <= mem:
         return None
     pipes = M.pipe_utilization(k)

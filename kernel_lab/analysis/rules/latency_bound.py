@@ -39,7 +39,7 @@ STALL_ADVICE = {
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    sm, mem = k.get(M.SM_PCT), k.get(M.MEM_PCT)
+    sm, mem = k.value(M.SM_PCT), k.value(M.MEM_PCT)
     top = max(sm, mem)
     if top >= 60:
         return None
@@ -54,7 +54,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
             f" instruction): {STALL_ADVICE.get(reason, 'see the Warp State section')}."
         )
     if k.has(M.ISSUE_ACTIVE):
-        evidence[M.ISSUE_ACTIVE] = k.get(M.ISSUE_ACTIVE)
+        evidence[M.ISSUE_ACTIVE] = k.value(M.ISSUE_ACTIVE)
     hint = (
         f"Neither the SMs ({sm:.0f}% of peak) nor memory ({mem:.0f}%) are busy: warps spend most of their"
         " time waiting for results, and there is not enough independent work to hide that wait."

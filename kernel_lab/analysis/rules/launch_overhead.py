@@ -16,7 +16,7 @@ LAUNCH_COST_NS = 5_000.0
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    duration = k.get(M.DURATION)
+    duration = k.value(M.DURATION)
     if duration >= LAUNCH_COST_NS:
         return None
     hint = (

@@ -50,17 +50,17 @@ def _advice(limiter: str, k: Kernel, blocks: int) -> str:
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    theoretical = k.get(M.THEORETICAL_OCC)
+    theoretical = k.value(M.THEORETICAL_OCC)
     if theoretical >= THRESHOLD_PCT:
         return None
-    limits = {name: k.get(metric) for name, metric in M.OCCUPANCY_LIMITS.items()}
+    limits = {name: k.value(metric) for name, metric in M.OCCUPANCY_LIMITS.items()}
     limiter = min(limits, key=lambda name: limits[name])  # dict order breaks ties
-    headroom = 1 - max(k.get(M.SM_PCT), k.get(M.MEM_PCT)) / 100 if k.has(M.SM_PCT, M.MEM_PCT) else 1.0
+    headroom = 1 - max(k.value(M.SM_PCT), k.value(M.MEM_PCT)) / 100 if k.has(M.SM_PCT, M.MEM_PCT) else 1.0
     caps = [(1 - theoretical / 100) * headroom]
     if k.has(M.ISSUE_ACTIVE):
-        caps.append(1 - k.get(M.ISSUE_ACTIVE))
+        caps.append(1 - k.value(M.ISSUE_ACTIVE))
     evidence = {M.THEORETICAL_OCC: theoretical, M.OCCUPANCY_LIMITS[limiter]: limits[limiter]}
-    evidence.update({m: k.get(m) for m in (M.ACHIEVED_OCC, M.REGISTERS, M.SHARED_PER_BLOCK, M.BLOCK) if k.has(m)})
+    evidence.update({m: k.value(m) for m in (M.ACHIEVED_OCC, M.REGISTERS, M.SHARED_PER_BLOCK, M.BLOCK) if k.has(m)})
     hint = (
         f"Only {theoretical:.0f}% of the SM's warp slots can be filled (theoretical occupancy), limited"
         f" by {limiter.replace('_', ' ')}. With few warps resident, when one warp waits for memory there"

@@ -20,7 +20,7 @@ NEAR_ROOF_PCT = 75.0
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    sm, mem = k.get(M.SM_PCT), k.get(M.MEM_PCT)
+    sm, mem = k.value(M.SM_PCT), k.value(M.MEM_PCT)
     if mem < 60 or mem < sm:
         return None
     units = {"DRAM": k.get(M.DRAM_PCT), "L2 cache": k.get(M.L2_PCT), "L1/shared memory": k.get(M.L1_PCT)}
@@ -29,11 +29,11 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     dram = units["DRAM"]
     moved = (k.get(M.DRAM_READ) or 0) + (k.get(M.DRAM_WRITE) or 0)
     evidence = {M.SM_PCT: sm, M.MEM_PCT: mem}
-    evidence.update({m: k.get(m) for m in (M.DRAM_PCT, M.L2_PCT, M.L1_PCT, M.DRAM_READ, M.DRAM_WRITE, M.DRAM_BW) if k.has(m)})
+    evidence.update({m: k.value(m) for m in (M.DRAM_PCT, M.L2_PCT, M.L1_PCT, M.DRAM_READ, M.DRAM_WRITE, M.DRAM_BW) if k.has(m)})
     if dram is not None and dram >= NEAR_ROOF_PCT:
         where = (
             f"DRAM runs at {dram:.0f}% of its peak"
-            + (f" ({rate(k.get(M.DRAM_BW))}, {nbytes(moved)} moved)" if k.has(M.DRAM_BW) else "")
+            + (f" ({rate(k.value(M.DRAM_BW))}, {nbytes(moved)} moved)" if k.has(M.DRAM_BW) else "")
             + ": the kernel is already near the DRAM roofline, so tuning block sizes or warps will not"
             " make it much faster. The gain is in moving fewer bytes:"
         )

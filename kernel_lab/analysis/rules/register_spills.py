@@ -18,11 +18,11 @@ SEARCH = (-1, +1, "smaller tiles per thread need fewer registers, so nothing spi
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    spills = k.get(M.SPILL_REQUESTS)
+    spills = k.value(M.SPILL_REQUESTS)
     if spills <= 0:
         return None
-    local = k.get(M.LOCAL_LD_REQUESTS) + k.get(M.LOCAL_ST_REQUESTS)
-    share = local / (local + k.get(M.GLOBAL_LD_REQUESTS) + k.get(M.GLOBAL_ST_REQUESTS) or 1)
+    local = k.value(M.LOCAL_LD_REQUESTS) + k.value(M.LOCAL_ST_REQUESTS)
+    share = local / (local + k.value(M.GLOBAL_LD_REQUESTS) + k.value(M.GLOBAL_ST_REQUESTS) or 1)
     regs = k.get(M.REGISTERS)
     hint = (
         f"The compiler ran out of registers{f' ({regs:.0f} per thread)' if regs else ''} and keeps some"
@@ -34,10 +34,10 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     )
     evidence = {
         M.SPILL_REQUESTS: spills,
-        M.LOCAL_LD_REQUESTS: k.get(M.LOCAL_LD_REQUESTS),
-        M.LOCAL_ST_REQUESTS: k.get(M.LOCAL_ST_REQUESTS),
+        M.LOCAL_LD_REQUESTS: k.value(M.LOCAL_LD_REQUESTS),
+        M.LOCAL_ST_REQUESTS: k.value(M.LOCAL_ST_REQUESTS),
     }
     if regs:
         evidence[M.REGISTERS] = regs
     summary = f"Register spills: {count(spills)} spill instructions, {share:.0%} of memory requests local"
-    return Bottleneck(KIND, share * max(k.get(M.MEM_PCT), k.get(M.SM_PCT) or 0) / 100, summary, hint, evidence)
+    return Bottleneck(KIND, share * max(k.value(M.MEM_PCT), k.get(M.SM_PCT) or 0) / 100, summary, hint, evidence)

@@ -18,17 +18,17 @@ MIN_CONFLICT_SHARE = 0.10
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    conflicts = k.get(M.SHARED_LD_CONFLICTS) + k.get(M.SHARED_ST_CONFLICTS)
-    wavefronts = k.get(M.SHARED_LD_WAVEFRONTS) + k.get(M.SHARED_ST_WAVEFRONTS)
+    conflicts = k.value(M.SHARED_LD_CONFLICTS) + k.value(M.SHARED_ST_CONFLICTS)
+    wavefronts = k.value(M.SHARED_LD_WAVEFRONTS) + k.value(M.SHARED_ST_WAVEFRONTS)
     share = conflicts / wavefronts if wavefronts else 0.0
     if share < MIN_CONFLICT_SHARE:
         return None
     evidence = {
-        M.SHARED_LD_CONFLICTS: k.get(M.SHARED_LD_CONFLICTS),
-        M.SHARED_ST_CONFLICTS: k.get(M.SHARED_ST_CONFLICTS),
-        M.SHARED_LD_WAVEFRONTS: k.get(M.SHARED_LD_WAVEFRONTS),
-        M.SHARED_ST_WAVEFRONTS: k.get(M.SHARED_ST_WAVEFRONTS),
-        M.L1_PCT: k.get(M.L1_PCT),
+        M.SHARED_LD_CONFLICTS: k.value(M.SHARED_LD_CONFLICTS),
+        M.SHARED_ST_CONFLICTS: k.value(M.SHARED_ST_CONFLICTS),
+        M.SHARED_LD_WAVEFRONTS: k.value(M.SHARED_LD_WAVEFRONTS),
+        M.SHARED_ST_WAVEFRONTS: k.value(M.SHARED_ST_WAVEFRONTS),
+        M.L1_PCT: k.value(M.L1_PCT),
     }
     ways = ""
     requests = (k.get(M.SHARED_LD_REQUESTS) or 0) + (k.get(M.SHARED_ST_REQUESTS) or 0)
@@ -44,5 +44,5 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         " banks; in Triton, avoid reading tiles against their stored order."
     )
     summary = f"Shared-memory bank conflicts: {share:.0%} of wavefronts are conflicts"
-    score = share * k.get(M.L1_PCT) / 100
+    score = share * k.value(M.L1_PCT) / 100
     return Bottleneck(KIND, score, summary, hint, evidence, top_lines(k, "shared_excessive_wavefronts"))

@@ -15,7 +15,7 @@ SEARCH = (-1, 0, "smaller tiles give more programs, enough to fill every SM")
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    grid, sms = k.get(M.GRID), k.get(M.SM_COUNT)
+    grid, sms = k.value(M.GRID), k.value(M.SM_COUNT)
     if grid >= sms:
         return None
     idle = (sms - grid) / sms

@@ -20,13 +20,13 @@ MIN_IDLE = 0.10
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    waves = k.get(M.WAVES)
+    waves = k.value(M.WAVES)
     if waves <= 1 or waves == math.floor(waves):
         return None
     idle = (math.ceil(waves) - waves) / math.ceil(waves)
     if idle < MIN_IDLE:
         return None
-    per_wave = k.get(M.GRID) / waves
+    per_wave = k.value(M.GRID) / waves
     hint = (
         f"The grid runs in {waves:.2f} waves: {math.floor(waves)} full wave(s) of {per_wave:.0f} blocks,"
         f" then a last wave only {waves - math.floor(waves):.0%} full, during which most SMs wait. About"
@@ -35,4 +35,4 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         " persistent kernel that loops over work items with one wave of blocks."
     )
     summary = f"Tail effect: {waves:.2f} waves, last wave {waves - math.floor(waves):.0%} full"
-    return Bottleneck(KIND, idle, summary, hint, {M.WAVES: waves, M.GRID: k.get(M.GRID), M.SM_COUNT: k.get(M.SM_COUNT)})
+    return Bottleneck(KIND, idle, summary, hint, {M.WAVES: waves, M.GRID: k.value(M.GRID), M.SM_COUNT: k.value(M.SM_COUNT)})

@@ -32,7 +32,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     fma, loads = _sum(ops, FMA_OPS), _sum(ops, LOAD_OPS)
     if not fma or fma / total < MIN_FMA_SHARE or not (1 / 64 <= loads / fma <= 2):
         return None
-    sm = k.get(M.SM_PCT)
+    sm = k.value(M.SM_PCT)
     hint = (
         f"{fma / total:.0%} of the instructions are scalar floating-point multiply-adds fed from loaded"
         " tiles: this is matrix-multiply work done on the ordinary FMA units. Tensor cores do the same"
@@ -43,6 +43,6 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     evidence = {"fma_instruction_share": round(fma / total, 3), "loads_per_fma": round(loads / fma, 3), M.SM_PCT: sm}
     for m in (M.PIPE_FMA, M.PIPE_TENSOR):
         if k.has(m):
-            evidence[m] = k.get(m)
+            evidence[m] = k.value(m)
     summary = f"Tensor cores unused: {fma / total:.0%} of instructions are scalar FMAs on matrix tiles"
     return Bottleneck(KIND, sm / 100 * (1 - 1 / 8), summary, hint, evidence)

@@ -36,27 +36,27 @@ ADVICE = (
 
 def evaluate(k: Kernel) -> Bottleneck | None:
     if k.has(M.SECTORS_EXCESSIVE, M.SECTORS_GLOBAL, M.LTS_ACTIVE, M.LTS_ELAPSED):
-        total, excessive = k.get(M.SECTORS_GLOBAL), k.get(M.SECTORS_EXCESSIVE)
+        total, excessive = k.value(M.SECTORS_GLOBAL), k.value(M.SECTORS_EXCESSIVE)
         share = excessive / total if total else 0.0
         if share < MIN_EXCESSIVE:
             return None
-        score = share * k.get(M.LTS_ACTIVE) / k.get(M.LTS_ELAPSED)
+        score = share * k.value(M.LTS_ACTIVE) / k.value(M.LTS_ELAPSED)
         evidence = {M.SECTORS_EXCESSIVE: excessive, M.SECTORS_GLOBAL: total}
         what = (
             f"{share:.0%} of the {count(total)} 32-byte sectors the kernel fetched from L2 for global"
             " memory were not needed by the threads that asked for them"
         )
     else:
-        used = k.get(M.BYTES_PER_SECTOR_LD)
+        used = k.value(M.BYTES_PER_SECTOR_LD)
         if used >= 32 * (1 - MIN_EXCESSIVE) or used <= 0:
             return None
         share = 1 - used / 32
-        score = share * k.get(M.L2_PCT) / 100
+        score = share * k.value(M.L2_PCT) / 100
         evidence = {M.BYTES_PER_SECTOR_LD: used}
         what = f"global loads use only {used:.1f} of the 32 bytes of every sector they fetch"
     for m in (M.BYTES_PER_SECTOR_LD, M.L2_PCT, M.DRAM_PCT):
         if k.has(m):
-            evidence[m] = k.get(m)
+            evidence[m] = k.value(m)
     hint = (
         f"Uncoalesced global memory access: {what}. Memory moves in 32-byte sectors; when the 32 threads"
         " of a warp read addresses far apart, each thread's 4 bytes cost a whole sector, so the kernel"

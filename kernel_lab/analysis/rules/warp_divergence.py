@@ -29,7 +29,7 @@ def _divergent_lines(k: Kernel, n: int = 3) -> tuple[SourceLine, ...]:
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    active = min(k.get(M.THREADS_PER_INST), k.get(M.THREADS_PRED_ON_PER_INST))
+    active = min(k.value(M.THREADS_PER_INST), k.value(M.THREADS_PRED_ON_PER_INST))
     if active >= THRESHOLD:
         return None
     idle = 1 - active / 32
@@ -41,9 +41,9 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         " path), or turn the branch into data (tl.where / a select) when both paths are short."
     )
     evidence = {
-        M.THREADS_PER_INST: k.get(M.THREADS_PER_INST),
-        M.THREADS_PRED_ON_PER_INST: k.get(M.THREADS_PRED_ON_PER_INST),
-        M.SM_PCT: k.get(M.SM_PCT),
+        M.THREADS_PER_INST: k.value(M.THREADS_PER_INST),
+        M.THREADS_PRED_ON_PER_INST: k.value(M.THREADS_PRED_ON_PER_INST),
+        M.SM_PCT: k.value(M.SM_PCT),
     }
     summary = f"Warp divergence: {active:.1f} of 32 threads active per instruction"
-    return Bottleneck(KIND, idle * k.get(M.SM_PCT) / 100, summary, hint, evidence, _divergent_lines(k))
+    return Bottleneck(KIND, idle * k.value(M.SM_PCT) / 100, summary, hint, evidence, _divergent_lines(k))
