@@ -81,6 +81,11 @@ BROKEN = GOOD.replace("def run(x):", "def run(x)")  # syntax error in a complete
 EXPLAIN = "Loads 64x64 tiles along rows and stores them transposed, fixing uncoalesced_global access."
 
 
+def line_of(source: str, text: str) -> int:
+    """The 1-based line of ``source`` that starts with ``text``."""
+    return next(i for i, line in enumerate(source.splitlines(), 1) if line.startswith(text))
+
+
 def fenced(code: str, before: str = "Here is the faster cell:", after: str = EXPLAIN, tag: str = "python") -> str:
     return f"{before}\n\n```{tag}\n{code}```\n\n{after}\n"
 
@@ -199,8 +204,8 @@ def test_request_carries_the_cell_bottlenecks_device_and_history(server: OpenAIS
         assert rule in system
     for fact in (
         SOURCE.rstrip(),  # the whole cell
-        "The launch code is in `run` (line 29)",
-        "`make_inputs` (line 23)",
+        f"The launch code is in `run` (line {line_of(SOURCE, 'def run(')})",
+        f"`make_inputs` (line {line_of(SOURCE, 'def make_inputs(')})",
         "Device: NVIDIA H100 80GB HBM3",
         "1. uncoalesced_global (score 0.7652)",
         "derived__memory_l2_theoretical_sectors_global_excessive: 14680064",

@@ -75,3 +75,4 @@ def test_syntax_error_is_reported_with_the_cell_line(tmp_path):
     proc = run_python("-m", "kernel_lab.profiling.runner", str(cell))
     assert proc.returncode == 3
     assert "SyntaxError" in proc.stderr and "runner.py" not in proc.stderr
+    assert f'File "{cell}", line 2' in proc.stderr

@@ -180,12 +180,14 @@ def test_speedup_over_10x_is_flagged_and_significant(verdicts):
 def test_hang_is_stopped_at_the_timeout(verdicts):
     v = verdicts["hang"]
     assert not v.correct and v.checks == 0
-    assert v.reason == f"the candidate did not finish within {HANG_TIMEOUT:g} s on input set 1 of 3: seed 0"
+    # where it was stopped depends on how far the worker got on a loaded machine; that it was stopped does not
+    assert f"did not finish within {HANG_TIMEOUT:g} s" in v.reason
 
 
 def test_syntax_error_is_reported_with_its_line(verdicts):
     v = verdicts["syntax"]
-    assert not v.correct and v.reason == "the candidate does not compile: SyntaxError: expected ':' at line 23"
+    line = next(i for i, text in enumerate(source("add_syntax").splitlines(), 1) if text.startswith("def run(") and not text.endswith(":"))
+    assert not v.correct and v.reason == f"the candidate does not compile: SyntaxError: expected ':' at line {line}"
 
 
 def test_triton_compile_error_is_reported(verdicts):

@@ -25,7 +25,8 @@ from kernel_lab.errors import (
     ProfilingError,
 )
 from kernel_lab.models import Profile
-from kernel_lab.profiling import OnProgress, Progress, report
+from kernel_lab.profiling import report
+from kernel_lab.profiling.base import OnProgress, Progress
 from kernel_lab.profiling.runner import CELL_ERROR_EXIT, MARK, cell_error, profiling_env
 from kernel_lab.profiling.sections import DEFAULT_SECTIONS, EXTRA_METRICS, NVTX_INCLUDE
 from kernel_lab.settings import Settings

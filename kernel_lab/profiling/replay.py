@@ -8,7 +8,8 @@ from pathlib import Path
 
 from kernel_lab.cells import CellSource
 from kernel_lab.models import Profile
-from kernel_lab.profiling import OnProgress, report, trace
+from kernel_lab.profiling import report, trace
+from kernel_lab.profiling.base import OnProgress
 from kernel_lab.settings import Settings
 
 

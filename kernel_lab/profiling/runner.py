@@ -72,7 +72,8 @@ def _profiled_range(trace: Path | None) -> Iterator[None]:
     if trace is not None:
         import torch.profiler as tp
 
-        tracer = tp.profile(activities=[tp.ProfilerActivity.CUDA])
+        cuda = [a for a in tp.supported_activities() if a == tp.ProfilerActivity.CUDA]
+        tracer = tp.profile(activities=cuda or [tp.ProfilerActivity.CPU])  # no CUDA (a CPU-only torch): no kernels
         tracer.__enter__()
     nvtx.push_range(NVTX_RANGE, domain=NVTX_DOMAIN)
     try:

@@ -20,7 +20,7 @@ from kernel_lab import metrics as M
 from kernel_lab.cells import CellSource, kernel_names
 from kernel_lab.errors import ProfilingError, ReportError
 from kernel_lab.models import Kernel, Profile
-from kernel_lab.profiling import OnProgress
+from kernel_lab.profiling.base import OnProgress
 from kernel_lab.profiling.runner import CELL_ERROR_EXIT, cell_error, profiling_env
 from kernel_lab.settings import Settings
 

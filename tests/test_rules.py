@@ -1,0 +1,217 @@
+"""Every rule's thresholds and the conductor's ranking model, on synthetic kernels (the recorded reports are
+in test_conductor.py); plug-in rules and rewriters through real entry points."""
+from __future__ import annotations
+
+import sys
+import textwrap
+from dataclasses import replace
+
+import pytest
+
+from kernel_lab import metrics as M
+from kernel_lab.analysis import conductor
+from kernel_lab.analysis import rules as registry
+from kernel_lab.errors import KernelLabError
+from kernel_lab.models import Kernel
+from kernel_lab.rewrite import available, make
+from kernel_lab.settings import Settings
+
+H100 = {"device__attribute_display_name": "NVIDIA H100 80GB HBM3"}
+ATTRS = {
+    "device__attribute_compute_capability_major": 9.0,
+    "device__attribute_compute_capability_minor": 0.0,
+    "device__attribute_multiprocessor_count": 132.0,
+}
+
+
+def kernel(**metrics: float) -> Kernel:
+    return Kernel(0, "k", "k", {**ATTRS, **metrics}, attributes=H100)
+
+
+def kinds(k: Kernel) -> dict[str, float]:
+    return {b.kind: b.score for b in conductor.diagnose_kernel(k).bottlenecks}
+
+
+def evaluate(kind: str, k: Kernel):
+    (rule,) = [r for r in registry.rules() if r.kind == kind]
+    return rule.evaluate(k)
+
+
+SOL = {M.SM_PCT: 10.0, M.MEM_PCT: 10.0}
+
+
+# --- each rule fires on one side of its threshold and not on the other --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "below", "above"),
+    [
+        ("memory_bound", {M.SM_PCT: 10.0, M.MEM_PCT: 59.0}, {M.SM_PCT: 10.0, M.MEM_PCT: 61.0}),
+        ("compute_bound", {M.SM_PCT: 59.0, M.MEM_PCT: 10.0}, {M.SM_PCT: 61.0, M.MEM_PCT: 10.0}),
+        ("latency_bound", {M.SM_PCT: 61.0, M.MEM_PCT: 10.0}, {M.SM_PCT: 59.0, M.MEM_PCT: 10.0}),
+        ("small_grid", {M.GRID: 132.0, M.SM_COUNT: 132.0}, {M.GRID: 131.0, M.SM_COUNT: 132.0}),
+        ("tail_effect", {M.WAVES: 1.95, M.GRID: 1000.0, M.SM_COUNT: 132.0}, {M.WAVES: 1.25, M.GRID: 1000.0, M.SM_COUNT: 132.0}),
+        ("launch_overhead", {M.DURATION: 5000.0}, {M.DURATION: 4999.0}),
+        ("warp_divergence", {M.THREADS_PER_INST: 24.0, M.THREADS_PRED_ON_PER_INST: 24.0, M.SM_PCT: 50.0},
+         {M.THREADS_PER_INST: 23.9, M.THREADS_PRED_ON_PER_INST: 23.9, M.SM_PCT: 50.0}),
+        ("shared_bank_conflicts",
+         {M.SHARED_LD_CONFLICTS: 9.0, M.SHARED_ST_CONFLICTS: 0.0, M.SHARED_LD_WAVEFRONTS: 100.0, M.SHARED_ST_WAVEFRONTS: 0.0, M.L1_PCT: 50.0},
+         {M.SHARED_LD_CONFLICTS: 11.0, M.SHARED_ST_CONFLICTS: 0.0, M.SHARED_LD_WAVEFRONTS: 100.0, M.SHARED_ST_WAVEFRONTS: 0.0, M.L1_PCT: 50.0}),
+        ("uncoalesced_global",
+         {M.SECTORS_EXCESSIVE: 9.0, M.SECTORS_GLOBAL: 100.0, M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0},
+         {M.SECTORS_EXCESSIVE: 11.0, M.SECTORS_GLOBAL: 100.0, M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0}),
+        ("register_spills",
+         {M.SPILL_REQUESTS: 0.0, M.LOCAL_LD_REQUESTS: 0.0, M.LOCAL_ST_REQUESTS: 0.0, M.GLOBAL_LD_REQUESTS: 9.0, M.GLOBAL_ST_REQUESTS: 1.0, M.MEM_PCT: 50.0},
+         {M.SPILL_REQUESTS: 2.0, M.LOCAL_LD_REQUESTS: 1.0, M.LOCAL_ST_REQUESTS: 1.0, M.GLOBAL_LD_REQUESTS: 7.0, M.GLOBAL_ST_REQUESTS: 1.0, M.MEM_PCT: 50.0}),
+    ],
+)
+def test_threshold(kind, below, above):
+    assert evaluate(kind, kernel(**below)) is None
+    found = evaluate(kind, kernel(**above))
+    assert found is not None and found.kind == kind and 0 < found.score <= 1 and found.hint and found.evidence
+
+
+def test_scores_follow_their_documented_formulas():
+    assert evaluate("memory_bound", kernel(**{M.SM_PCT: 10.0, M.MEM_PCT: 80.0})).score == pytest.approx(0.4)
+    assert evaluate("compute_bound", kernel(**{M.SM_PCT: 90.0, M.MEM_PCT: 10.0})).score == pytest.approx(0.45)
+    assert evaluate("latency_bound", kernel(**{M.SM_PCT: 20.0, M.MEM_PCT: 30.0})).score == pytest.approx(0.7)
+    assert evaluate("small_grid", kernel(**{M.GRID: 33.0, M.SM_COUNT: 132.0})).score == pytest.approx(0.75)
+    assert evaluate("tail_effect", kernel(**{M.WAVES: 1.25, M.GRID: 330.0, M.SM_COUNT: 132.0})).score == pytest.approx(0.375)
+    assert evaluate("launch_overhead", kernel(**{M.DURATION: 1000.0})).score == pytest.approx(0.8)
+
+
+def test_tensor_core_rule_needs_fma_fed_from_loads_and_no_tensor_instructions():
+    matmul = replace(kernel(**{M.SM_PCT: 80.0, M.OPCODE_MIX: 0.0}), opcodes={"FFMA": 50.0, "LDS": 20.0, "IMAD": 30.0})
+    assert evaluate("tensor_cores_unused", matmul).score == pytest.approx(0.8 * 7 / 8)
+    no_loads = replace(matmul, opcodes={"FFMA": 50.0, "IMAD": 50.0})  # a polynomial: arithmetic only
+    with_tensor = replace(matmul, opcodes={**matmul.opcodes, "HGMMA": 1.0})
+    few_fma = replace(matmul, opcodes={"FFMA": 10.0, "LDS": 5.0, "IMAD": 85.0})
+    assert [evaluate("tensor_cores_unused", k) for k in (no_loads, with_tensor, few_fma)] == [None, None, None]
+
+
+def test_occupancy_limits_come_from_the_device_not_from_literals():
+    limits = {M.OCCUPANCY_LIMITS[name]: blocks for name, blocks in
+              (("registers", 3.0), ("shared_memory", 32.0), ("warps", 16.0), ("block_size", 32.0))}
+    k = kernel(**{M.THEORETICAL_OCC: 18.75, M.BLOCK: 128.0, M.REGISTERS: 168.0, **limits})
+    found = evaluate("low_occupancy", k)
+    assert found.limiter == "registers" and "65,536 registers" in found.hint
+    smaller = replace(k, metrics={**k.metrics, "device__attribute_max_registers_per_multiprocessor": 32768.0})
+    assert "32,768 registers" in evaluate("low_occupancy", smaller).hint
+
+
+# --- the ranking model --------------------------------------------------------------------------------
+
+
+def test_regimes_keep_only_what_the_causes_leave_unexplained():
+    strided = kernel(**{M.SM_PCT: 5.0, M.MEM_PCT: 90.0, M.SECTORS_EXCESSIVE: 80.0, M.SECTORS_GLOBAL: 100.0,
+                        M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0})
+    scores = kinds(strided)
+    assert list(scores) == ["uncoalesced_global", "memory_bound"]
+    assert scores["uncoalesced_global"] == pytest.approx(0.8)
+    assert scores["memory_bound"] == pytest.approx(0.45 * (1 - 0.8))
+
+
+def test_a_launch_bound_kernel_scales_everything_inside_it():
+    tiny = kernel(**{M.DURATION: 2000.0, M.SM_PCT: 10.0, M.MEM_PCT: 20.0})
+    scores = kinds(tiny)
+    assert list(scores)[0] == "launch_overhead" and scores["launch_overhead"] == pytest.approx(0.6)
+    assert scores["latency_bound"] == pytest.approx(0.8 * (1 - 0.6) * (1 - 0.6))
+
+
+def test_findings_under_two_percent_are_dropped():
+    assert "tail_effect" not in kinds(kernel(**{M.WAVES: 10.5, M.GRID: 1000.0, M.SM_COUNT: 132.0}))
+
+
+# --- bug 3: a rule that reads a metric the report lacks, or one it did not declare ----------------------
+
+
+def test_memory_bound_without_the_unit_metrics_still_evaluates():
+    found = evaluate("memory_bound", kernel(**{M.SM_PCT: 10.0, M.MEM_PCT: 80.0}))
+    assert found is not None and "memory system" in found.summary
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    """Install a package with entry points for real: a dist-info folder on sys.path (what pip writes)."""
+
+    def install(name: str, entry_points: str, modules: dict[str, str]) -> None:
+        for module, source in modules.items():
+            (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+        info = tmp_path / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+        monkeypatch.syspath_prepend(str(tmp_path))
+        registry.rules.cache_clear()
+        registry.regimes.cache_clear()
+        registry.ncu_kinds.cache_clear()
+
+    yield install
+    for module in ("kl_plugin_rules", "kl_plugin_rewriter"):
+        sys.modules.pop(module, None)
+    registry.rules.cache_clear()
+    registry.regimes.cache_clear()
+    registry.ncu_kinds.cache_clear()
+
+
+RULE_PLUGIN = '''
+    from kernel_lab import metrics as M
+    from kernel_lab.models import Bottleneck
+
+    KIND = "{kind}"
+    NEEDS = ((M.DURATION,),)
+
+    def evaluate(k):
+        extra = k.get(M.SM_PCT) if {sneaky} else 0.0  # SM_PCT is not declared
+        return Bottleneck(KIND, 0.5, "a team's own finding", "its hint", {{M.DURATION: k.value(M.DURATION)}})
+'''
+
+
+def test_a_rule_plugin_is_one_module_and_an_entry_point(plugin):
+    plugin("kl-rules", "[kernel_lab.rules]\nslow = kl_plugin_rules\n", {"kl_plugin_rules": RULE_PLUGIN.format(kind="team_slow", sneaky=False)})
+    assert "team_slow" in registry.kinds()
+    assert kinds(kernel(**{M.DURATION: 1e6, **SOL}))["team_slow"] == pytest.approx(0.5)
+
+
+def test_a_rule_reading_what_it_did_not_declare_is_not_evaluated_and_the_rest_goes_on(plugin):
+    plugin("kl-rules", "[kernel_lab.rules]\nslow = kl_plugin_rules\n", {"kl_plugin_rules": RULE_PLUGIN.format(kind="team_slow", sneaky=True)})
+    d = conductor.diagnose_kernel(kernel(**{M.DURATION: 1e6, **SOL}))
+    assert "sm__throughput" in d.not_evaluated["team_slow"] and "does not declare" in d.not_evaluated["team_slow"]
+    assert [b.kind for b in d.bottlenecks] == ["latency_bound"]
+
+
+def test_a_broken_rule_plugin_is_named_in_one_line(plugin):
+    plugin("kl-rules", "[kernel_lab.rules]\nslow = kl_plugin_rules\n", {"kl_plugin_rules": "KIND = 'Bad Kind'\nNEEDS = ()\n"})
+    with pytest.raises(KernelLabError, match="Rule module kl_plugin_rules: KIND must be a lower_case id"):
+        registry.rules()
+
+
+REWRITER_PLUGIN = '''
+    from kernel_lab.rewrite.base import Candidate
+
+    class Doubler:
+        name = "doubler"
+        cannot_fix = frozenset({"warp_divergence"})
+
+        @classmethod
+        def from_settings(cls, settings, say):
+            return cls()
+
+        def propose(self, context, n=1):
+            return [Candidate(context.source + "\\n# doubled\\n", "doubled", "memory_bound", "doubler")]
+'''
+
+
+def test_a_rewriter_plugin_is_found_by_name_and_offered_by_the_cli(plugin):
+    plugin("kl-rewriter", "[kernel_lab.rewriters]\ndoubler = kl_plugin_rewriter:Doubler\n", {"kl_plugin_rewriter": REWRITER_PLUGIN})
+    assert available()["doubler"] == "kl_plugin_rewriter:Doubler"
+    rewriter = make("doubler", Settings())
+    assert rewriter.cannot_fix == {"warp_divergence"}
+    from kernel_lab.cli import parser
+
+    assert parser().parse_args(["optimize", "x.py", "--rewriter", "doubler"]).rewriter == "doubler"
+
+
+def test_an_unknown_rewriter_lists_the_known_ones():
+    with pytest.raises(KernelLabError, match="Unknown rewriter 'nope'.*search, llm"):
+        make("nope", Settings())

@@ -1,0 +1,162 @@
+"""The seams between the stages: the profiler backends and their failures (through a stand-in ``ncu`` that
+replays recorded logs), settings reaching every stage, and the six bugs of issue #9, each reproduced."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from openai_server import OpenAIServer, error
+from test_notebook import execute, outputs
+
+import kernel_lab
+from kernel_lab import profiling, samples
+from kernel_lab.cells import CellSource
+from kernel_lab.errors import CellError, NoKernelMatchedError, ProfilingError
+from kernel_lab.profiling.ncu import ENABLE_COUNTERS, NcuProfiler
+from kernel_lab.settings import Settings
+
+FAKE = Path(__file__).resolve().parent / "fake_gpu"
+CELLS = Path(__file__).resolve().parent / "cells"
+ADD = CellSource.of(CELLS / "add_ref.py")
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch, tmp_path):
+    """A machine that says it has a GPU (a stand-in nvidia-smi on PATH); ncu is at FAKE / "ncu" only."""
+    monkeypatch.setenv("PATH", f"{FAKE / 'path'}:{Path('/usr/bin')}:{Path('/bin')}:{Path(__import__('sys').executable).parent}")
+    monkeypatch.setenv("FAKE_NCU_REPORT", str(samples.report("memory_bound")))
+    monkeypatch.setenv("FAKE_NCU_ARGV", str(tmp_path / "argv.json"))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    return tmp_path / "argv.json"
+
+
+def collect(mode: str, monkeypatch, **settings) -> kernel_lab.models.Profile:
+    monkeypatch.setenv("FAKE_NCU", mode)
+    return profiling.default().collect(ADD, Settings(ncu_path=str(FAKE / "ncu"), **settings))
+
+
+# --- the ncu backend, each outcome -----------------------------------------------------------------
+
+
+def test_ncu_success_reads_the_report_and_builds_the_targeted_command(fake_gpu, monkeypatch):
+    profile = collect("ok", monkeypatch, launch_count=5)
+    assert [k.name for k in profile.kernels] == ["add_kernel"] and not profile.replay
+    assert profile.collector == "ncu 2025.3.1.0 command line"
+    argv = json.loads(fake_gpu.read_text())
+    assert argv[argv.index("-c") + 1] == "5" and argv[argv.index("-k") + 1] == "regex:^(add_kernel)(<.*)?$"
+    assert argv[argv.index("--nvtx-include") + 1] == "kernel_lab@profile/" and "--import-source" in argv
+
+
+def test_ncu_cell_error_gives_the_users_traceback(fake_gpu, monkeypatch):
+    with pytest.raises(CellError) as err:
+        collect("cell_error", monkeypatch)
+    assert "mat1 and mat2 shapes cannot be multiplied" in str(err.value) and "==PROF==" not in err.value.traceback
+
+
+def test_ncu_no_kernel_matched_lists_what_ran(fake_gpu, monkeypatch):
+    with pytest.raises(NoKernelMatchedError) as err:
+        collect("no_kernels", monkeypatch)
+    assert err.value.kernels_seen == ["add_kernel"] and "--all-kernels" in str(err.value)
+
+
+def test_ncu_counters_refused_falls_back_to_a_trace_and_says_how_to_enable_them(fake_gpu, monkeypatch):
+    profile = collect("refused", monkeypatch)
+    assert profile.notes[0] == ENABLE_COUNTERS and "counters were not available" in profile.notes[1]
+
+
+def test_ncu_failing_otherwise_shows_its_output(fake_gpu, monkeypatch):
+    with pytest.raises(ProfilingError, match="ncu exited with code 1") as err:
+        collect("failed", monkeypatch)
+    assert "Failed to prepare kernel" in err.value.log
+
+
+def test_ncu_that_hangs_is_stopped_at_the_timeout(fake_gpu, monkeypatch):
+    with pytest.raises(ProfilingError, match="did not finish within 2 s"):
+        collect("hang", monkeypatch, timeout=2.0)
+
+
+def test_or_replay_replays_when_there_is_no_gpu_and_says_why(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi, no ncu
+    profile = profiling.or_replay(samples.report("memory_bound")).collect(ADD, Settings())
+    assert profile.replay and profile.notes[0].startswith("No NVIDIA GPU is visible")
+
+
+# --- settings: one precedence rule ------------------------------------------------------------------
+
+
+def test_settings_precedence_explicit_config_environment_default():
+    env = {"KERNEL_LAB_LAUNCH_COUNT": "9", "KERNEL_LAB_NCU": "/env/ncu", "KERNEL_LAB_MODEL": "env-model"}
+    s = Settings.resolve({"launch_count": 3}, {"launch_count": 5, "ncu_path": "/config/ncu"}, env)
+    assert (s.launch_count, s.ncu_path, s.model, s.timeout) == (3, "/config/ncu", "env-model", 600.0)
+    assert Settings.resolve({}, {}, env).launch_count == 9 and Settings.resolve({}, {}, {}).launch_count == 20
+    assert Settings.resolve({}, {}, env).rewriter_name == "llm" and Settings.resolve({}, {}, {}).rewriter_name == "search"
+
+
+def test_a_bad_environment_value_is_one_line():
+    with pytest.raises(kernel_lab.errors.KernelLabError, match=r"\$KERNEL_LAB_ROUNDS is 'many'"):
+        Settings.resolve({}, {}, {"KERNEL_LAB_ROUNDS": "many"})
+
+
+# --- bug 2: %config reaches %%optimize's profiling --------------------------------------------------
+
+
+def test_config_ncu_path_launch_count_and_timeout_reach_optimize(fake_gpu, tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "%load_ext kernel_lab\nimport os\n"
+            f"%config KernelLabMagics.ncu_path = {str(FAKE / 'ncu')!r}\n%config KernelLabMagics.launch_count = 7"
+        ),
+        nbformat.v4.new_code_cell(f"%%optimize --rounds 1 --candidates 1 --root {tmp_path}\n" + ADD.text),
+        nbformat.v4.new_code_cell("os.environ['FAKE_NCU'] = 'hang'\n%config KernelLabMagics.timeout = 2"),
+        nbformat.v4.new_code_cell(f"%%optimize --rounds 1 --root {tmp_path}\n" + ADD.text),
+    ]
+    execute(nb, allow_errors=True)
+    argv = json.loads(fake_gpu.read_text())
+    assert argv[argv.index("-c") + 1] == "7"
+    assert "v001" in outputs(nb.cells[1])
+    assert "did not finish within 2 s" in outputs(nb.cells[3])
+
+
+# --- bugs 1, 4, 5, 6: what the LLM is told, and what happens when it fails -----------------------------
+
+
+def fenced(source: str) -> str:
+    return f"Faster:\n\n```python\n{source}```\n\nIt addresses memory_bound."
+
+
+def test_cuda_cells_are_described_to_the_llm_as_cuda(tmp_path):  # bug 1
+    with OpenAIServer() as server:
+        server.script("No code, sorry.")
+        kernel_lab.optimize(samples.cell("shared_bank_conflicts"), rounds=1, candidates=1, root=tmp_path, rewriter="llm",
+                            model="test-model", base_url=server.base_url, replay=samples.report("shared_bank_conflicts"))
+    assert "Language: CUDA C++" in server.requests[0].prompt
+
+
+def test_the_llm_is_told_which_kernel_each_bottleneck_belongs_to(tmp_path):  # bug 4
+    with OpenAIServer() as server:
+        server.script("No code, sorry.")
+        kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, rewriter="llm",
+                            model="test-model", base_url=server.base_url, replay=samples.report("memory_bound"))
+    assert "   kernel: add_kernel" in server.requests[0].prompt
+
+
+def test_a_failing_llm_server_still_gives_a_result_with_every_version(tmp_path):  # bug 5
+    with OpenAIServer() as server:
+        server.script(*[error(500, "The server had an error", type="server_error")] * 3)
+        result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, rewriter="llm",
+                                     model="test-model", base_url=server.base_url, replay=samples.report("memory_bound"))
+    assert len(server.requests) == 3  # the first try and two retries
+    assert "the llm rewriter failed" in result.stopped and "HTTP 500" in result.stopped
+    assert len(result.session.versions) == 1 and "v000" in str(result)
+
+
+def test_the_default_rewriter_is_the_same_from_python_as_from_the_cli(tmp_path, monkeypatch):  # bug 6
+    with OpenAIServer() as server:
+        monkeypatch.setenv("KERNEL_LAB_MODEL", "test-model")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        server.script(fenced((CELLS / "add_fast.py").read_text()))
+        result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("memory_bound"))
+    assert [v.origin for v in result.session.versions] == ["original", "llm:test-model"]
