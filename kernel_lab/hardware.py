@@ -28,7 +28,6 @@ class Architecture:
     shared_per_sm: int  # bytes usable by blocks
     shared_reserved_per_block: int  # bytes the system reserves per block
     register_unit: int = 256  # registers are allocated per warp in units of this
-    max_registers_per_thread: int = 255
 
 
 @dataclass(frozen=True)

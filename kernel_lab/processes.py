@@ -37,10 +37,6 @@ class Finished:
     stdout: str
     stderr: str
 
-    @property
-    def timed_out(self) -> bool:
-        return self.code is None
-
 
 def run(
     command: Sequence[str],
