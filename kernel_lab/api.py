@@ -119,13 +119,16 @@ def optimize(
         if on_event is not None:
             on_event(Event(message))
 
-    run = loop.optimize(
-        source,
-        chosen,
-        profiler=profiler or profiling.default(),
-        rewriter=rewriter if rewriter is not None and not isinstance(rewriter, str) else make(chosen.rewriter_name, chosen, say),
-        judge=Judge(source.text, chosen, device),
-        notes=tuple(notes),
-        on_event=on_event,
-    )
+    with Judge(source.text, chosen, device) as judge:  # the reference's process lives for the session
+        run = loop.optimize(
+            source,
+            chosen,
+            profiler=profiler or profiling.default(),
+            rewriter=rewriter
+            if rewriter is not None and not isinstance(rewriter, str)
+            else make(chosen.rewriter_name, chosen, say),
+            judge=judge,
+            notes=tuple(notes),
+            on_event=on_event,
+        )
     return OptimizeResult.of(run)

@@ -35,7 +35,8 @@ class Version:
     answers: str = ""  # bottleneck kind it addresses
     correct: bool | None = None  # None: not verified (the original is the reference)
     reason: str = ""
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what blocks it until the user confirms it
+    notes: list[str] = field(default_factory=list)  # what the judge could not check, or skipped
     time_ms: float | None = None  # median, when timed
     spread_ms: float | None = None
     speedup: float | None = None  # vs the original, when timed
@@ -51,7 +52,7 @@ class Version:
 class Session:
     """A folder of versions; append-only."""
 
-    ACTIONS = ("apply", "reject")  # what a user can do to a version (and undo)
+    ACTIONS = ("apply", "reject", "confirm")  # what a user can do to a version (and undo)
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -107,10 +108,18 @@ class Session:
         return self.versions[0]
 
     def best(self) -> Version:
-        """The fastest correct, not rejected version with a significant speedup, else the original."""
-        rejected = self.rejected
+        """The fastest correct version with a significant speedup, not rejected and not flagged by the judge
+        (unless the user confirmed it), else the original."""
+        rejected, confirmed = self.rejected, self.confirmed
         winners = [
-            v for v in self.versions if v.correct and v.significant and v.speedup and v.speedup > 1 and v.number not in rejected
+            v
+            for v in self.versions
+            if v.correct
+            and v.significant
+            and v.speedup
+            and v.speedup > 1
+            and v.number not in rejected
+            and (not v.warnings or v.number in confirmed)
         ]
         return max(winners, key=lambda v: v.speedup or 0.0, default=self.original)
 
@@ -151,6 +160,15 @@ class Session:
     def rejected(self) -> set[int]:
         return {a["version"] for a in self.actions() if a["action"] == "reject"}
 
+    @property
+    def confirmed(self) -> set[int]:
+        """Flagged versions the user looked at and allowed."""
+        return {a["version"] for a in self.actions() if a["action"] == "confirm"}
+
+    def blocked(self, version: Version) -> bool:
+        """Whether the judge's warnings keep this version from being chosen or applied."""
+        return bool(version.warnings) and version.number not in self.confirmed
+
     def restore(self, number: int) -> str:
         """The source of version ``number`` (nothing is deleted)."""
         if not 0 <= number < len(self.versions):
@@ -161,7 +179,16 @@ class Session:
         """The versions as a DataFrame: time, speedup, correctness, top bottleneck, origin."""
         import pandas as pd
 
-        rejected = self.rejected
+        rejected, confirmed = self.rejected, self.confirmed
+
+        def state(v: Version) -> str:
+            word = {True: "yes", False: "no", None: "reference"}[v.correct]
+            if v.number in rejected:
+                return word + " (rejected)"
+            if v.correct and v.warnings:
+                return word + (" (confirmed by you)" if v.number in confirmed else " (blocked: see the warning)")
+            return word
+
         return pd.DataFrame(
             [
                 {
@@ -169,8 +196,7 @@ class Session:
                     "origin": v.origin,
                     "time_ms": v.time_ms,
                     "speedup": v.speedup,
-                    "correct": {True: "yes", False: "no", None: "reference"}[v.correct]
-                    + (" (rejected)" if v.number in rejected else ""),
+                    "correct": state(v),
                     "top_bottleneck": v.top_bottleneck,
                     "note": v.reason if v.correct is False else "; ".join(v.warnings) or v.explanation,
                 }

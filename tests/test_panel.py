@@ -78,9 +78,10 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     s = Session.create({str(tmp_path)!r}, "add", {BODY!r})
     s.add({FAST!r}, origin="search", parent=0, correct=True, speedup=2.0, significant=True)
     s.add("wrong", origin="search", parent=0, correct=False, reason="wrong: max error 3")
+    s.add("flagged", origin="llm:m", parent=0, correct=True, speedup=30.0, significant=True, warnings=["a fall-back to PyTorch"])
     r = OptimizeResult(s, "ran 1 round(s)", cell=Cell("opt-cell", {HEADER + chr(10) + BODY!r}))
     p = r.panel()
-    pick, apply, reject, undo = p.children[1].children
+    pick, apply, reject, confirm, undo = p.children[1].children
     status = p.children[2]
     def show():
         print("STATUS", status.value)
@@ -92,6 +93,11 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     front.answer(hello, {"ok": True, "extension": "0.test"})
     assert "Kernel Lab extension 0.test" in front.run("show()")
     assert front.run("pick.value = 2; print(apply.disabled)") == "True\n"  # a wrong version cannot be applied
+    shown = front.run("pick.value = 3; print(apply.disabled, confirm.disabled, apply.tooltip, r.best.label)")
+    assert shown == "True False Blocked by the judge: a fall-back to PyTorch v001\n"  # flagged: blocked until confirmed
+    shown = front.run("confirm.click(); show(); print(apply.disabled, confirm.disabled, r.best.label)")
+    assert "You allowed v003" in shown and "ACTIONS [('confirm', 3, None)]" in shown and shown.endswith("False True v003\n")
+    assert "ACTIONS []" in front.run("undo.click(); show()") and not front.requests
 
     front.run("pick.value = 1; apply.click()")
     put = front.requests.pop(0)
@@ -111,12 +117,12 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     shown = front.run("show()")
     assert "the cell was edited since" in shown and "ACTIONS []" in shown
 
-    shown = front.run("reject.click(); show(); print('BEST', r.best.label)")
+    shown = front.run("pick.value = 1; reject.click(); show(); print('BEST', r.best.label)")
     assert "Rejected v001; the best is now v000" in shown and "ACTIONS [('reject', 1, None)]" in shown and "BEST v000" in shown
     shown = front.run("undo.click(); show(); print('BEST', r.best.label)")
     assert "ACTIONS []" in shown and "BEST v001" in shown and not front.requests  # no cell edit to take back
     log = [json.loads(line)["action"] for line in next(Path(tmp_path).glob("*/actions.jsonl")).read_text().splitlines()]
-    assert log == ["apply", "undo", "reject", "undo"]  # every choice is kept on disk
+    assert log == ["confirm", "undo", "apply", "undo", "reject", "undo"]  # every choice is kept on disk
 
 
 def test_a_front_end_without_the_extension_is_named(front, tmp_path):

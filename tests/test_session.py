@@ -70,3 +70,25 @@ def test_without_a_known_cell_replace_and_its_undo_explain_themselves(tmp_path):
     result.replace_cell(1, on_done=replies.append)
     result.undo(on_done=replies.append)
     assert replies == [{"ok": False, "error": NO_CELL}] * 2 and len(result.session.actions()) == 1
+
+
+def test_a_flagged_version_is_not_the_best_nor_applied_until_the_user_confirms_it(tmp_path):
+    from kernel_lab.results.optimize import OptimizeResult
+
+    s = Session.create(tmp_path, "x", "original")
+    honest = s.add("honest", origin="search", correct=True, speedup=1.5, significant=True)
+    flagged = s.add("flagged", origin="llm:m", correct=True, speedup=9.0, significant=True,
+                    warnings=["The candidate launched none of its own kernels: it may fall back to PyTorch."])
+    result = OptimizeResult(s, "ran 1 round(s)")
+    assert result.best is honest and s.blocked(flagged)
+    with pytest.raises(KernelLabError, match=r"v002 is blocked by the judge: The candidate launched none.*\.confirm\(2\)"):
+        result.apply(2)
+    assert "blocked until you check it and `.confirm(2)`" in str(result) and "yes (blocked: see the warning)" in str(result)
+    result.confirm(2)
+    assert result.best is flagged and not s.blocked(flagged) and result.apply(2) == "flagged"
+    assert "allowed by you" in str(result)
+    s.undo()  # the apply
+    s.undo()  # the confirm
+    assert result.best is honest and Session.open(s.path).blocked(Session.open(s.path).versions[2])
+    with pytest.raises(KernelLabError, match="v001 has no warning to confirm"):
+        result.confirm(1)

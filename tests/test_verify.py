@@ -1,8 +1,13 @@
-"""The judge (kernel_lab.verify), run for real: worker subprocesses, Triton kernels interpreted on the CPU.
+"""The judge (kernel_lab.verify), run for real: a process for the reference and one per candidate, Triton
+kernels interpreted on the CPU; honest candidates, sloppy ones and hostile ones, each with its verdict.
 
-Every cell in tests/cells/ is judged once, concurrently, in a module fixture (each judgement is a
-subprocess that imports torch); the tests then assert on the verdicts.
+The hostile and sloppy candidates (tests/cells/hostile/) are of the kinds public leaderboards met: patched
+comparisons and clocks, stolen references, forged answers, caches, answers that switch when timed, replayed
+seeds, decoy kernels, fall-backs, missing tail masks, shape tables, overflow, a lower precision, outputs that
+alias their inputs. Candidates of one reference are judged by one Judge (its reference prepared once), the
+references in parallel; the tests then assert on the verdicts.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,133 +17,150 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lab.verify import Timing, Verdict, verify
+from kernel_lab.settings import Settings
+from kernel_lab.verify import Judge, Timing, Verdict, verify
 
 pytest.importorskip("triton")
 
 CELLS = Path(__file__).parent / "cells"
+HOSTILE = CELLS / "hostile"
 HANG_TIMEOUT = 15.0
 
 
 def source(name: str) -> str:
-    return (CELLS / f"{name}.py").read_text()
+    path = CELLS / f"{name}.py"
+    return (path if path.exists() else HOSTILE / f"{name}.py").read_text()
 
 
 EXIT_139 = source("add_crash").replace("os.kill(os.getpid(), signal.SIGSEGV)", "os._exit(139)")
 
-#: case -> (reference cell, candidate cell or source, verify keywords)
-CASES: dict[str, tuple[str, str, dict]] = {
-    "correct": ("add_ref", "add_fast", {"time": True}),
-    "softmax_rows": ("softmax_ref", "softmax_rows", {}),
-    "softmax_offbyone": ("softmax_ref", "softmax_offbyone", {}),
-    "softmax_narrow": ("softmax_ref", "softmax_narrow", {}),
-    "unwritten": ("add_ref", "add_unwritten", {}),
-    "leftover": ("add_ref", "add_leftover", {}),
-    "cached": ("add_ref", "add_cached", {}),
-    "zeros_vs_zeros": ("zeros_ref", "add_zeros", {}),
-    "zeros_vs_add": ("add_ref", "add_zeros", {}),
-    "dtype": ("half_ref", "half_as_float", {}),
-    "fallback": ("add_ref", "add_fallback", {}),
-    "library": ("mm_ref", "mm_torch", {}),
-    "hang": ("add_ref", "add_hang", {"timeout": HANG_TIMEOUT}),
-    "syntax": ("add_ref", "add_syntax", {}),
-    "triton_error": ("add_ref", "add_triton_error", {}),
-    "segfault": ("add_ref", "add_crash", {}),
-    "exit_139": ("add_ref", EXIT_139, {}),
-    "nan": ("add_ref", "add_nan", {}),
-    "inplace": ("add_ref", "add_inplace", {}),
-    "too_fast": ("slow_ref", "add_fallback", {"time": True}),
-    "no_run": ("add_ref", "import torch\n", {}),
+#: (reference, timed, verify timeout) -> {case: candidate cell name or source}
+GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
+    ("add_ref", True, 120.0): {
+        "correct": "add_fast", "fallback": "add_fallback", "patch_clock": "patch_clock", "stray_thread": "stray_thread",
+    },
+    ("add_ref", False, 120.0): {
+        "unwritten": "add_unwritten", "leftover": "add_leftover", "cached": "add_cached", "zeros_vs_add": "add_zeros",
+        "syntax": "add_syntax", "triton_error": "add_triton_error", "segfault": "add_crash", "exit_139": EXIT_139,
+        "nan": "add_nan", "inplace": "add_inplace", "no_run": "import torch\n", "patch_compare": "patch_compare",
+        "steal_reference": "steal_reference", "forge_answers": "forge_answers", "seed_table": "seed_table",
+    },
+    ("add_ref", False, HANG_TIMEOUT): {"hang": "add_hang"},
+    ("slow_ref", True, 120.0): {"too_fast": "add_fallback"},
+    ("zeros_ref", False, 120.0): {"zeros_vs_zeros": "add_zeros"},
+    ("half_ref", False, 120.0): {"dtype": "half_as_float"},
+    ("mm_ref", False, 120.0): {"library": "mm_torch"},
+    ("softmax_ref", False, 120.0): {
+        "softmax_rows": "softmax_rows", "softmax_offbyone": "softmax_offbyone", "softmax_narrow": "softmax_narrow",
+        "decoy_kernel": "decoy_kernel", "failed_launch": "failed_launch", "softmax_no_max": "softmax_no_max",
+    },
+    ("sized_add_ref", True, 120.0): {
+        "address_cache": "address_cache", "switch_when_timed": "switch_when_timed", "slow_small_shapes": "slow_small_shapes",
+    },
+    ("sized_add_ref", False, 120.0): {
+        "no_tail_mask": "no_tail_mask", "shape_table": "shape_table", "half_torch": "half_torch", "one_buffer": "one_buffer",
+    },
+    ("relu6_ref", False, 120.0): {"relu6_no_cap": "relu6_no_cap", "relu6_honest": "relu6_honest"},
+    ("fma16_ref", False, 120.0): {"bf16_math": "bf16_math", "fma16_honest": "fma16_honest"},
+    ("transpose_ref", False, 120.0): {
+        "alias_transpose": "alias_transpose", "strided_output": "strided_output", "transpose_honest": "transpose_honest",
+    },
 }
 
 
-def judge(reference: str, candidate: str, keywords: dict) -> Verdict:
-    candidate_source = candidate if "\n" in candidate else source(candidate)
-    options = {"time": False, "timeout": 60.0, "device": "cpu", **keywords}
-    return verify(source(reference), candidate_source, **options)
+def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str, Verdict]:
+    reference, timed, timeout = key
+    with Judge(source(reference), Settings(verify_timeout=timeout), "cpu", time=timed) as judge:
+        return {case: judge.check(candidate if "\n" in candidate else source(candidate)) for case, candidate in cases.items()}
 
 
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, Verdict]:
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {name: pool.submit(judge, *case) for name, case in CASES.items()}
-        return {name: future.result() for name, future in futures.items()}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        found: dict[str, Verdict] = {}
+        for part in pool.map(lambda item: judge_group(*item), GROUPS.items()):
+            found.update(part)
+        return found
 
 
-# --- correct candidates ---------------------------------------------------------------------------
+def blocked(v: Verdict, words: str) -> bool:
+    """Correct, but held back by a warning that says ``words``."""
+    return v.correct and v.flagged and any(words in w for w in v.warnings)
+
+
+# --- honest candidates pass, with nothing held against them ----------------------------------------------
+
 
 def test_correct_rewrite_passes_and_is_timed(verdicts):
     v = verdicts["correct"]
-    assert (v.correct, v.reason, v.warnings, v.checks) == (True, "ok", (), 3)
+    assert (v.correct, v.reason, v.warnings) == (True, "ok", ())
+    assert v.checks == 6  # 3 seeds of the declared inputs, then large, small and negative values
     assert v.max_abs_err == 0.0 and v.max_rel_err == 0.0
     t = v.timing
-    assert t is not None and t.repeats >= 10
-    assert t.reference_ms > 0 and t.candidate_ms > 0 and t.reference_spread >= 0 and t.candidate_spread >= 0
+    assert t is not None and t.repeats >= 10 and t.reference_ms > 0 and t.candidate_ms > 0
     assert t.speedup == pytest.approx(t.reference_ms / t.candidate_ms)
-    assert v.summary().startswith("correct on 3 input sets") and "ms" in v.summary()
+    assert v.summary().startswith("correct on 6 input sets") and "ms" in v.summary()
+    assert any("declares a single input shape" in n for n in v.notes)
 
 
-def test_shapes_with_odd_sizes_are_all_checked(verdicts):
-    v = verdicts["softmax_rows"]  # 4 rows per program: rows 7 and 3 leave partly masked blocks
-    assert (v.correct, v.reason, v.checks, v.timing) == (True, "ok", 9, None)  # 3 shapes x 3 seeds
-    assert v.max_rel_err < 1e-5
+@pytest.mark.parametrize("case", ["softmax_rows", "relu6_honest", "fma16_honest", "transpose_honest"])
+def test_honest_rewrites_pass_on_every_shape_and_variant(verdicts, case):
+    v = verdicts[case]
+    assert (v.correct, v.reason, v.warnings) == (True, "ok", ()), v.reason
 
 
-def test_bug_that_shows_only_on_a_wide_shape_is_caught_there(verdicts):
-    v = verdicts["softmax_narrow"]  # right for 64 and 33 columns; columns 64-99 of 100 are never written
-    assert not v.correct and v.checks == 7  # 2 shapes x 3 seeds passed, the first set of the third failed
-    # NaN where the poison held; on the CPU, malloc may hand small tensors other memory (wrong values then)
-    assert v.reason.startswith("the candidate's output ") and "shape (3, 100); first call" in v.reason
+def test_odd_shapes_around_the_declared_ones_are_checked(verdicts):
+    v = verdicts["softmax_rows"]  # 3 declared shapes x 3 seeds, 2 odd shapes around each, 3 value variants
+    assert v.checks == 9 + 6 + 3
 
 
-# --- wrong results ----------------------------------------------------------------------------------
+# --- wrong results ------------------------------------------------------------------------------------
+
 
 def test_off_by_one_mask_gives_wrong_values(verdicts):
     v = verdicts["softmax_offbyone"]
     assert not v.correct and v.checks == 1 and v.timing is None
     assert v.reason.startswith("the candidate's output differs from the reference by up to")
     assert "more than the tolerance" in v.reason and re.search(r"index \[\d+, 63\]", v.reason)  # the last column
-    assert "shape (16, 64); first call" in v.reason
-    assert v.max_abs_err > 0.01
+    assert "shape (16, 64)); first call" in v.reason and v.max_abs_err > 0.01
+
+
+def test_bug_that_shows_only_on_a_wide_shape_is_caught_there(verdicts):
+    v = verdicts["softmax_narrow"]  # right for 64 and 33 columns; columns 64-99 of 100 are never written
+    assert not v.correct and v.checks == 7  # 2 shapes x 3 seeds passed, the first set of the third failed
+    assert v.reason.startswith("the candidate's output ") and "shape (3, 100)); first call" in v.reason
 
 
 def test_unwritten_elements_are_caught_by_the_nan_poison(verdicts):
     v = verdicts["unwritten"]  # 19 programs of 1024 cover 19456 of 20000 elements
-    assert not v.correct
-    assert "has 544 NaN values where the reference has numbers (first at index [19456])" in v.reason
-    assert "left unwritten" in v.reason
+    assert not v.correct and "has 544 NaN values where the reference has numbers (first at index [19456])" in v.reason
 
 
-def test_returning_the_reference_leftover_fails_on_the_second_call(verdicts):
+def test_work_done_on_the_first_call_only_fails_on_the_second(verdicts):
     v = verdicts["leftover"]  # right on its first call, uninitialized memory afterwards
-    assert not v.correct and v.checks == 1
-    assert "NaN" in v.reason and "second call, after the reference ran" in v.reason
+    assert not v.correct and v.checks == 1 and "NaN" in v.reason and "second call" in v.reason
 
 
-def test_cached_result_fails_on_new_inputs(verdicts):
-    v = verdicts["cached"]  # both calls on input set 1 pass; input set 2 gets set 1's answer
-    assert not v.correct and v.checks == 2
-    assert "differs from the reference" in v.reason and "input set 2 of 3: seed 1; first call" in v.reason
+@pytest.mark.parametrize("case", ["cached", "one_buffer"])
+def test_one_buffer_returned_from_every_call_is_refused(verdicts, case):
+    v = verdicts[case]
+    assert not v.correct and "returns the same buffer from every call" in v.reason
 
 
 def test_near_constant_reference_is_refused(verdicts):
     v = verdicts["zeros_vs_zeros"]
     assert not v.correct and v.timing is None
-    assert v.reason == ("the reference's output is (near) constant (input set 1 of 3: seed 0): cannot judge "
-                        "correctness; use inputs that give varied outputs")
+    assert v.reason.startswith("the reference's output 0 is (near) constant on the declared inputs: cannot judge correctness")
 
 
 def test_zeros_against_a_varied_reference_are_wrong_and_own_make_inputs_is_ignored(verdicts):
     v = verdicts["zeros_vs_add"]  # its own make_inputs (y = -x) would make zeros right
     assert not v.correct and "differs from the reference" in v.reason and "0 instead of" in v.reason
-    assert v.max_rel_err == 1.0
 
 
 def test_changed_dtype_fails(verdicts):
     v = verdicts["dtype"]
-    assert not v.correct
-    assert "has dtype torch.float32 but the reference's has torch.float16" in v.reason
-    assert "keep the precision the reference declares" in v.reason
+    assert not v.correct and "has dtype torch.float32 but the reference's has torch.float16" in v.reason
 
 
 def test_nan_in_the_output_fails(verdicts):
@@ -148,40 +170,134 @@ def test_nan_in_the_output_fails(verdicts):
 
 def test_modified_inputs_fail(verdicts):
     v = verdicts["inplace"]
-    assert not v.correct
-    assert "the candidate changed its input y, which the reference leaves unchanged" in v.reason
+    assert not v.correct and "the candidate changed its input y, which the reference leaves unchanged" in v.reason
 
 
-# --- cheats that pass with a warning ------------------------------------------------------------------
+# --- inputs a candidate has never seen ------------------------------------------------------------------
 
-def test_fallback_to_pytorch_is_flagged(verdicts):
+
+@pytest.mark.parametrize("case", ["no_tail_mask", "shape_table"])
+def test_odd_shapes_catch_a_missing_tail_mask_and_a_table_of_declared_shapes(verdicts, case):
+    v = verdicts[case]
+    assert not v.correct and "an odd shape the cell does not declare" in v.reason and "(8193,)" in v.reason
+
+
+@pytest.mark.parametrize(("case", "variant"), [("softmax_no_max", "values x100"), ("relu6_no_cap", "values x100")])
+def test_value_variants_catch_overflow_and_a_forgotten_cap(verdicts, case, variant):
+    v = verdicts[case]
+    assert not v.correct and variant in v.reason
+
+
+def test_seeds_cannot_be_replayed(verdicts):
+    v = verdicts["seed_table"]  # answers from a table of seeds 0..9 made at import
+    assert not v.correct and "differs from the reference" in v.reason
+
+
+def test_a_lower_precision_than_the_reference_is_caught_against_the_truth(verdicts):
+    v = verdicts["bf16_math"]  # within fp16's norm-wise tolerance, 8x further from the float64 result
+    assert not v.correct and "computes in a lower precision than the reference" in v.reason
+
+
+# --- what the output is ---------------------------------------------------------------------------------
+
+
+def test_an_output_that_is_a_view_of_the_input_is_refused(verdicts):
+    v = verdicts["alias_transpose"]
+    assert not v.correct and "shares memory with its input 1 (a view such as x.t()" in v.reason
+
+
+def test_an_output_laid_out_unlike_the_reference_is_refused(verdicts):
+    v = verdicts["strided_output"]
+    assert not v.correct and "has strides (1, 96) where the reference's has (64, 1)" in v.reason
+
+
+# --- the verdict is made outside the candidate's reach ----------------------------------------------------
+
+
+def test_patching_the_comparisons_changes_nothing(verdicts):
+    v = verdicts["patch_compare"]  # torch.equal, allclose, Tensor.__eq__ and the judge's functions replaced
+    assert not v.correct and "differs from the reference" in v.reason
+
+
+def test_the_reference_is_not_in_the_candidates_process(verdicts):
+    v = verdicts["steal_reference"]
+    assert not v.correct and "RuntimeError: no reference to steal" in v.reason
+
+
+def test_forged_answers_and_a_clean_exit_are_not_a_verdict(verdicts):
+    v = verdicts["forge_answers"]  # it sends what a passing candidate would, then exits with status 0
+    assert not v.correct and v.timing is None
+
+
+def test_a_patched_clock_is_caught_by_the_judges_own(verdicts):
+    v = verdicts["patch_clock"]
+    assert blocked(v, "timings the judge's own clock does not bear out")
+
+
+def test_answers_that_switch_when_timed_are_caught(verdicts):
+    v = verdicts["switch_when_timed"]
+    assert not v.correct and "timed call" in v.reason and "right answers only when checked" in v.reason
+
+
+def test_a_cache_keyed_on_addresses_is_caught_during_timing(verdicts):
+    v = verdicts["address_cache"]  # the timed calls reuse one buffer with new contents
+    assert not v.correct and "differs" in v.reason
+
+
+def test_threads_left_running_are_waited_for_and_flagged(verdicts):
+    v = verdicts["stray_thread"]
+    assert blocked(v, "leaves threads running after run() returns")
+
+
+def test_a_slowdown_on_another_shape_is_flagged(verdicts):
+    v = verdicts["slow_small_shapes"]
+    assert blocked(v, "slower than the reference on shape (4096,)")
+    assert {t.shape for t in v.shapes} == {(8192,), (4096,)} and v.timing.shape == (8192,)
+
+
+# --- whose work it is -------------------------------------------------------------------------------------
+
+
+def test_fallback_to_pytorch_is_blocked(verdicts):
     v = verdicts["fallback"]
-    assert v.correct and v.checks == 3
-    assert v.warnings == ("The candidate launched none of its own kernels: it may fall back to PyTorch.",)
+    assert blocked(v, "launched none of its own kernels")
+    assert "blocked until you confirm it" in v.summary()
+
+
+def test_a_launch_that_fails_inside_try_is_not_work(verdicts):
+    v = verdicts["failed_launch"]
+    assert blocked(v, "launched none of its own kernels") and blocked(v, "aten::_softmax")
+
+
+def test_a_decoy_kernel_does_not_hide_a_fallback(verdicts):
+    v = verdicts["decoy_kernel"]
+    assert blocked(v, "not produced by its own kernels") and blocked(v, "aten::_softmax")
+
+
+def test_pytorch_computation_beside_the_kernel_is_flagged(verdicts):
+    v = verdicts["half_torch"]
+    assert blocked(v, "aten::add")
 
 
 def test_library_matmul_the_reference_does_not_use_is_flagged(verdicts):
     v = verdicts["library"]
-    assert v.correct and len(v.warnings) == 2
-    assert "launched none of its own kernels" in v.warnings[0]
-    assert "library matrix-multiply" in v.warnings[1] and "aten::mm" in v.warnings[1]
+    assert blocked(v, "launched none of its own kernels") and blocked(v, "library matrix-multiply")
 
 
 def test_speedup_over_10x_is_flagged_and_significant(verdicts):
     v = verdicts["too_fast"]  # the reference sleeps 40 ms per call
-    assert v.correct and v.timing is not None
-    assert v.timing.speedup > 10 and v.timing.significant
-    assert any("faster than the reference" in w and "second look" in w for w in v.warnings)
-    assert "faster" in v.summary() and "warnings" in v.summary()
+    assert v.timing is not None and v.timing.speedup > 10 and v.timing.significant
+    assert blocked(v, "second look")
 
 
-# --- candidates that never finish properly -----------------------------------------------------------
+# --- candidates that never finish properly ----------------------------------------------------------------
+
 
 def test_hang_is_stopped_at_the_timeout(verdicts):
     v = verdicts["hang"]
     assert not v.correct and v.checks == 0
-    # where it was stopped depends on how far the worker got on a loaded machine; that it was stopped does not
-    assert f"did not finish within {HANG_TIMEOUT:g} s" in v.reason
+    # where it was stopped depends on how far it got on a loaded machine; that it was stopped does not
+    assert v.reason.startswith(f"the candidate did not finish within {HANG_TIMEOUT:g} s")
 
 
 def test_syntax_error_is_reported_with_its_line(verdicts):
@@ -193,18 +309,17 @@ def test_syntax_error_is_reported_with_its_line(verdicts):
 def test_triton_compile_error_is_reported(verdicts):
     v = verdicts["triton_error"]
     assert not v.correct and v.reason.startswith("the candidate raised ")
-    assert "arange's range must be a power of 2" in v.reason and "input set 1 of 3" in v.reason
+    assert "arange's range must be a power of 2" in v.reason and "input set 1 of 6" in v.reason
 
 
 def test_segfault_is_reported(verdicts):
     v = verdicts["segfault"]
-    assert not v.correct and v.reason == "the candidate crashed (signal 11, SIGSEGV) on input set 1 of 3: seed 0"
+    assert not v.correct and v.reason == "the candidate crashed (signal 11, SIGSEGV) on input set 1 of 6 (the declared inputs)"
 
 
 def test_process_exit_is_reported(verdicts):
     v = verdicts["exit_139"]
-    assert not v.correct
-    assert v.reason == "the candidate ended the process with exit status 139 on input set 1 of 3: seed 0"
+    assert not v.correct and v.reason.startswith("the candidate ended its process (exit status 139) on input set 1 of 6")
 
 
 def test_cell_without_run_is_reported(verdicts):
@@ -212,7 +327,8 @@ def test_cell_without_run_is_reported(verdicts):
     assert not v.correct and v.reason.startswith("the candidate defines no run(*inputs) function")
 
 
-# --- pure pieces ------------------------------------------------------------------------------------
+# --- pure pieces --------------------------------------------------------------------------------------
+
 
 def test_timing_is_significant_only_beyond_the_noise():
     fast = Timing.from_samples([10.0, 10.1, 10.2, 10.3, 10.4], [5.0, 5.1, 5.2, 5.3, 5.4])
@@ -224,9 +340,9 @@ def test_timing_is_significant_only_beyond_the_noise():
     assert not tiny.significant
 
 
-def test_tolerances_follow_the_reference_dtype():
+def test_tolerances_and_the_truth():
     torch = pytest.importorskip("torch")
-    from kernel_lab.verify.worker import compare, near_constant, tolerance, uses_tf32
+    from kernel_lab.verify.compare import against_truth, compare, near_constant, tolerance, uses_tf32
 
     assert tolerance(torch.float32, False, None, None) == (1e-4, 1e-5)
     assert tolerance(torch.float32, True, None, None) == (1e-2, 1e-2)
@@ -239,15 +355,56 @@ def test_tolerances_follow_the_reference_dtype():
     problem, (abs_err, rel_err) = compare(ref + 1e-3, ref, 1e-4, 1e-5)
     assert problem.startswith("differs from the reference by up to 0.001") and "tolerance 0.00041" in problem
     assert rel_err == pytest.approx(abs_err / 4) and abs_err == pytest.approx(1e-3, rel=1e-3)
-    assert "has dtype torch.float64" in compare(ref.double(), ref, 1e-4, 1e-5)[0]
     inf = ref.clone()
     inf[3] = math.inf
-    assert compare(inf, inf.clone(), 1e-4, 1e-5)[0] is None  # same infinities in the same places pass
-    assert "infinite values" in compare(inf, ref, 1e-4, 1e-5)[0]
-    assert near_constant(torch.zeros(10)) and near_constant(torch.full((10,), 3.0)) and not near_constant(ref)
+    assert compare(inf, inf.clone(), 1e-4, 1e-5)[0] is None and "infinite values" in compare(inf, ref, 1e-4, 1e-5)[0]
+    assert near_constant(torch.zeros(10)) and not near_constant(ref)
+    truth = torch.randn(4096, dtype=torch.float64) * 3
+    fp16 = truth.half()  # rounded once: what an fp16 kernel computing in float32 returns
+    bf16 = truth.bfloat16().half()  # bfloat16's 8 bits of mantissa
+    assert against_truth(fp16, fp16, truth) is None
+    assert compare(bf16, fp16, *tolerance(torch.float16, False, None, None))[0] is None  # the tolerance lets it by
+    assert "lower precision" in against_truth(bf16, fp16, truth)  # the truth does not
+
+
+def test_input_sets_have_secret_seeds_and_odd_shapes():
+    from kernel_lab.verify.inputs import odd_shapes, plan
+
+    assert odd_shapes((8192,)) == [(8193,), (8191,)] and odd_shapes((7, 33)) == [(9, 35), (5, 31)] and odd_shapes(()) == []
+    a, b = plan([(8192,), (4096,)], 3, True), plan([(8192,), (4096,)], 3, True)
+    assert [s.seed for s in a] != [s.seed for s in b]  # fresh for every judge
+    assert {s.shape for s in a if not s.declared} == {(8193,), (8191,), (4097,), (4095,)}
+    assert sorted(s.variant for s in a if s.variant) == ["large", "negative", "small"]
+    assert sum(s.timing for s in a) == 4
+
+
+def test_the_protocol_refuses_anything_but_plain_tensors(tmp_path):
+    import os
+    import pickle
+    import struct
+
+    from kernel_lab.verify import protocol
+
+    read, write = os.pipe()
+    blob = pickle.dumps(type("Evil", (), {"__reduce__": lambda self: (os.system, ("echo pwned",))})(), protocol=2)
+    os.write(write, struct.pack("<Q", 2) + b"{}" + struct.pack("<Q", len(blob)) + blob)
+    with pytest.raises(protocol.ProtocolError, match="could not be read safely"):
+        protocol.receive(read)
+    os.close(read)
+    os.close(write)
+
+
+def test_clock_and_hidden_work_checks_on_numbers():
+    from kernel_lab.verify.judge import _clock, _hidden_work
+
+    honest = {"events_ms": [1.0] * 5, "walls_ms": [1.1] * 5, "batch_ms": 40.0}
+    assert _clock(honest, 45.0) is None
+    assert "does not bear out" in _clock({**honest, "batch_ms": 0.05, "walls_ms": [0.001] * 5, "events_ms": [0.001] * 5}, 45.0)
+    assert _hidden_work([1.0] * 10, [1.1] * 10) is None and "another CUDA stream" in _hidden_work([0.1] * 10, [2.0] * 10)
 
 
 # --- on a GPU -----------------------------------------------------------------------------------------
+
 
 def judge_on_gpu(reference: str, candidate: str, **keywords) -> Verdict:
     return verify(source(reference), source(candidate), **{"time": False, "timeout": 300.0, "device": "cuda", **keywords})
@@ -255,13 +412,13 @@ def judge_on_gpu(reference: str, candidate: str, **keywords) -> Verdict:
 
 @pytest.mark.gpu
 def test_gpu_honest_rewrite_is_timed_without_warnings():
-    v = judge_on_gpu("add_ref", "add_fast", time=True)
+    v = judge_on_gpu("sized_add_ref", "sized_add_ref", time=True)  # the reference itself: an honest candidate
     assert (v.correct, v.reason, v.warnings) == (True, "ok", ())
-    assert v.timing is not None and v.timing.repeats >= 10 and v.timing.candidate_ms > 0
+    assert v.timing is not None and v.timing.repeats >= 10 and v.timing.candidate_ms > 0 and len(v.shapes) == 2
 
 
 @pytest.mark.gpu
-def test_gpu_unwritten_elements_and_leftovers_hit_the_poisoned_cache():
+def test_gpu_unwritten_elements_and_first_call_only_work_hit_the_poisoned_cache():
     unwritten = judge_on_gpu("add_ref", "add_unwritten")
     assert not unwritten.correct and "has 544 NaN values" in unwritten.reason
     leftover = judge_on_gpu("add_ref", "add_leftover")
@@ -270,13 +427,23 @@ def test_gpu_unwritten_elements_and_leftovers_hit_the_poisoned_cache():
 
 @pytest.mark.gpu
 def test_gpu_library_gemm_is_flagged():
-    v = judge_on_gpu("mm_ref", "mm_torch")  # TF32 tl.dot against cuBLAS: the TF32 tolerance applies
-    assert v.correct and "launched none of its own kernels" in v.warnings[0]
-    assert "library matrix-multiply" in v.warnings[1] and "aten::mm" in v.warnings[1]
+    v = judge_on_gpu("mm_ref", "mm_torch")  # TF32 tl.dot against cuBLAS
+    assert blocked(v, "library matrix-multiply") or blocked(v, "GPU time is spent in its own kernels")
+
+
+@pytest.mark.gpu
+def test_gpu_decoy_kernel_is_a_fallback_by_its_gpu_time():
+    v = judge_on_gpu("softmax_ref", "decoy_kernel")
+    assert blocked(v, "of the candidate's GPU time is spent in its own kernels")
 
 
 @pytest.mark.gpu
 def test_gpu_work_hidden_on_a_side_stream_is_flagged():
     v = judge_on_gpu("add_ref", "add_side_stream", time=True)
-    assert v.correct
-    assert any("another CUDA stream" in w for w in v.warnings), v.warnings
+    assert blocked(v, "another CUDA stream")
+
+
+@pytest.mark.gpu
+def test_gpu_patched_events_are_caught():
+    v = judge_on_gpu("add_ref", "patch_clock", time=True)
+    assert blocked(v, "does not bear out") or blocked(v, "memory peak")

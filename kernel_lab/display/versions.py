@@ -15,7 +15,14 @@ if TYPE_CHECKING:
 
 
 def _warnings(result: OptimizeResult) -> list[str]:
-    return [f"{v.label}: {w}" for v in result.session.versions for w in v.warnings]
+    """The judge's warnings, each saying whether it still blocks its version."""
+    s = result.session
+    out = []
+    for v in s.versions:
+        for w in v.warnings:
+            state = "allowed by you" if v.number in s.confirmed else f"blocked until you check it and `.confirm({v.number})`"
+            out.append(f"{v.label} ({state}): {w}")
+    return out
 
 
 def text(result: OptimizeResult) -> str:
@@ -86,11 +93,14 @@ def version_view(result: OptimizeResult, number: int) -> str:
     v = s.versions[number]
     if v is s.original:
         return "<div class='kl'><p>v000 is your original cell, the reference every version is checked against.</p></div>"
-    state = (
-        "rejected by you"
-        if number in s.rejected
-        else {True: "correct on every check", False: f"not usable: {v.reason}"}[bool(v.correct)]
-    )
+    if number in s.rejected:
+        state = "rejected by you"
+    elif v.correct is False:
+        state = f"not usable: {v.reason}"
+    elif s.blocked(v):
+        state = f"correct, but blocked by the judge's warning until you check it and confirm it (`.confirm({number})`)"
+    else:
+        state = "correct on every check"
     speed = f"{v.speedup:.2f}× vs the original" + ("" if v.significant else " (within noise)") if v.speedup else "not timed"
     return (
         f"<div class='kl'><p><b>{v.label}</b> ({escape(v.origin)}, answers {escape(v.answers or '–')}): {escape(speed)}, "

@@ -55,7 +55,8 @@ def outcome(v: Version) -> str:
 
 def record(session: Session, version: Version, verdict: Verdict) -> None:
     """Store a verdict in the version (and the reference's time in the original, once)."""
-    version.correct, version.reason, version.warnings = verdict.correct, verdict.reason, list(verdict.warnings)
+    version.correct, version.reason = verdict.correct, verdict.reason
+    version.warnings, version.notes = list(verdict.warnings), list(verdict.notes)
     if verdict.timing is not None:
         t = verdict.timing
         version.time_ms, version.spread_ms = t.candidate_ms, t.candidate_spread

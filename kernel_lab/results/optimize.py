@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_lab.errors import KernelLabError
 from kernel_lab.frontend import Cell, Reply, mimebundle, set_cell
 from kernel_lab.loop import OptimizeRun
 from kernel_lab.session import Session, Version
@@ -51,7 +52,7 @@ class OptimizeResult:
         Outside IPython, just returns the source. To change the optimized cell itself, use
         :meth:`replace_cell` (the panel's Apply button).
         """
-        chosen = self.version(version)
+        chosen = self._usable(self.version(version))
         self.session.act("apply", chosen.number, cell="inserted")
         try:
             from IPython import get_ipython
@@ -65,6 +66,24 @@ class OptimizeResult:
     def reject(self, version: int) -> None:
         """Never pick this version as the best (undo takes it back)."""
         self.session.act("reject", version)
+
+    def confirm(self, version: int) -> None:
+        """Allow a version the judge flagged (after you checked it): it may then be the best and be applied."""
+        chosen = self.version(version)
+        if not chosen.warnings:
+            raise KernelLabError(f"{chosen.label} has no warning to confirm.", fix="Only flagged versions need your say-so.")
+        self.session.act("confirm", version)
+
+    def _usable(self, chosen: Version) -> Version:
+        """``chosen``, unless the judge's warnings block it (then a one-line error says how to allow it)."""
+        if chosen.correct is False:
+            raise KernelLabError(f"{chosen.label} is not correct: {chosen.reason}", fix="Pick a correct version.")
+        if self.session.blocked(chosen):
+            raise KernelLabError(
+                f"{chosen.label} is blocked by the judge: {chosen.warnings[0]}",
+                fix=f"Check it, then `.confirm({chosen.number})` to allow it.",
+            )
+        return chosen
 
     def in_cell(self) -> Version:
         """The version the optimized cell holds now."""
@@ -81,7 +100,11 @@ class OptimizeResult:
         Asks the JupyterLab extension; ``on_done`` gets its answer. The cell is left alone if the
         user edited it since; the text it had is kept (the original is v000, later ones are versions).
         """
-        chosen = self.version(version)
+        try:
+            chosen = self._usable(self.version(version))
+        except KernelLabError as err:
+            on_done({"ok": False, "error": str(err)})
+            return
         if self.cell is None or self.cell.id is None:
             on_done({"ok": False, "error": NO_CELL})
             return

@@ -1,137 +1,639 @@
-"""Judge a candidate version of a cell against the reference version: correct, and how fast.
+"""The judge: is a candidate version of a cell correct, and is it faster? Decided here, in the trusted parent.
 
-Candidates may be wrong, hang, crash or cheat, so they run in a worker subprocess
-(:mod:`kernel_lab.verify.worker`) with a timeout; whatever happens comes back as a
-:class:`Verdict`, never as an exception. No torch is imported here.
+The reference cell and each candidate run in processes of their own (:mod:`kernel_lab.verify.sandbox`)
+that only hand back outputs, metadata and timings through private pipes; the inputs, the comparisons and
+the verdict are made here, never in a process that ran candidate code. One :class:`Judge` holds the
+reference's process for a session (its inputs and expected outputs are made once) and starts a fresh
+process for every candidate, with a timeout; whatever happens comes back as a :class:`Verdict`.
+
+What is checked (the README's judge section lists it, and what is not):
+
+* correctness on input sets the candidate has never seen: fresh secret seeds, the declared shapes, odd
+  shapes around them, large, small and negative values (:mod:`kernel_lab.verify.inputs`); outputs poisoned
+  with NaN before every call; two calls per set; outputs against the reference's and against a float64
+  "truth" (:mod:`kernel_lab.verify.compare`); inputs the reference leaves alone must stay unchanged;
+* what the outputs are: not a view of an input, not one buffer reused across calls, the reference's layout;
+* whose work it is: the GPU time spent in the candidate's own kernels (a fall-back to PyTorch or a library,
+  a decoy kernel), the PyTorch operators it calls that the reference does not;
+* timing on every declared shape, interleaved with the reference, caches flushed, every timed call on
+  inputs varied in secret and its output checked; stray threads joined and side-stream work caught before
+  a clock stops; the process's clock checked against the judge's own; bytes per second under the GPU's roof.
+
+``warnings`` block a candidate until the user confirms it (a >10x speedup, a fall-back, timings that cannot
+be confirmed, a slowdown on some shape); ``notes`` only inform.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
+import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from kernel_lab import processes
-from kernel_lab.processes import child_env, signal_name
+from kernel_lab import hardware
+from kernel_lab.cells import kernel_names
+from kernel_lab.processes import child_env, kill_group, signal_name
 from kernel_lab.settings import Settings
+from kernel_lab.verify import protocol
+from kernel_lab.verify.inputs import InputSet, plan
+from kernel_lab.verify.verdict import SUSPICIOUS_SPEEDUP, Timing, Verdict
 
-#: A speedup above this is flagged for a second look.
-SUSPICIOUS_SPEEDUP = 10.0
-#: A speedup counts only when the interquartile ranges do not overlap and it is larger than this.
-MIN_SIGNIFICANT_CHANGE = 0.02
+if TYPE_CHECKING:
+    import torch
+
+TIME_BUDGET_S = 1.0  # timing of all shapes together, reference and candidate
+CALLS_PER_BATCH = 5
+MIN_SAMPLES, MAX_SAMPLES = 10, 200  # timed calls per side on the headline shape (half on the others)
+FALLBACK_SHARE = 0.5  # own kernels' share of the GPU time under which a candidate is a fall-back
+ROOF_MARGIN = 1.15  # bytes per second over this many times the DRAM peak cannot be real
+LIBRARY_OP = re.compile(
+    r"aten::(mm|addmm|bmm|baddbmm|addbmm|matmul|linear|_scaled_mm|_int_mm|_?convolution|conv(?:\d|_transpose)\w*"
+    r"|cudnn_convolution\w*|mkldnn_convolution|_scaled_dot_product\w+)$"
+)
+LIBRARY_KERNEL = re.compile(r"gemm|cublas|cutlass|cudnn|xmma|nvjet|convolve|conv[123]d|winograd", re.IGNORECASE)
+#: aten operators that allocate, view or move data: any other is computation
+DATA_OP = re.compile(
+    r"aten::(empty\w*|zeros\w*|ones\w*|full\w*|new_\w+|arange|view\w*|reshape|_reshape_alias|_unsafe_view|as_strided\w*"
+    r"|contiguous|clone|copy_|_to_copy|to|fill_|zero_|t|transpose\w*|permute|expand\w*|narrow|slice|select|unsqueeze\w*"
+    r"|squeeze\w*|flatten|unflatten|detach\w*|alias|lift\w*|resize_|item|_local_scalar_dense|split\w*|chunk|unbind"
+    r"|cat|stack|set_|result_type|numel|size|stride|dim|is_nonzero|record_stream|_has_compatible_shallow_copy_type)$"
+)
 
 
-def _quartiles(samples: Sequence[float]) -> tuple[float, float, float]:
-    if len(samples) < 2:
-        return (samples[0],) * 3
-    q1, q2, q3 = statistics.quantiles(samples, n=4, method="inclusive")
-    return q1, q2, q3
+class Stopped(Exception):
+    """A process ran past the deadline, died, or broke the protocol; the message says which, in words."""
 
 
-@dataclass(frozen=True)
-class Timing:
-    """Medians and interquartile ranges (ms) of the reference and the candidate, timed interleaved."""
+class Rejected(Exception):
+    """The candidate is wrong; the message says how, in words."""
 
-    reference_ms: float
-    candidate_ms: float
-    reference_spread: float
-    candidate_spread: float
-    speedup: float  # reference_ms / candidate_ms
-    significant: bool  # the IQRs do not overlap and the speedup differs from 1 by more than 2%
-    repeats: int
 
-    @classmethod
-    def from_samples(cls, reference: Sequence[float], candidate: Sequence[float]) -> Timing:
-        r1, r2, r3 = _quartiles(reference)
-        c1, c2, c3 = _quartiles(candidate)
-        speedup = r2 / c2 if c2 > 0 else float("inf")
-        apart = r1 > c3 or c1 > r3
-        return cls(
-            r2,
-            c2,
-            r3 - r1,
-            c3 - c1,
-            speedup,
-            apart and abs(speedup - 1) > MIN_SIGNIFICANT_CHANGE,
-            min(len(reference), len(candidate)),
+@dataclass
+class Expected:
+    """The reference's results on one input set, and fingerprints of the inputs to spot changes."""
+
+    set: InputSet
+    outputs: list[torch.Tensor]
+    in_place: list[int]
+    in_place_values: list[torch.Tensor]
+    truth: list[torch.Tensor] | None
+    metas: list[dict[str, Any]]
+    input_bytes: int
+    digests: dict[int, str] = field(default_factory=dict)
+
+
+def digest(t: torch.Tensor) -> str:
+    return hashlib.sha256(t.contiguous().reshape(-1).view(__import__("torch").uint8).numpy().tobytes()).hexdigest()
+
+
+class _Process:
+    """A sandbox process (reference or candidate), spoken to through private pipes."""
+
+    def __init__(self, who: str, device: str | None, folder: Path, timeout: float) -> None:
+        self.who, self.timeout = who, timeout
+        requests_r, self.requests = os.pipe()
+        self.replies, replies_w = os.pipe()
+        self.log = folder / f"{who}.log"
+        env = child_env(MALLOC_MMAP_THRESHOLD_=str(32 << 20), MALLOC_TRIM_THRESHOLD_=str(1 << 40))
+        if device == "cpu":
+            env.update(CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
+        command = [
+            sys.executable,
+            "-m",
+            "kernel_lab.verify.sandbox",
+            who,
+            "--requests",
+            str(requests_r),
+            "--replies",
+            str(replies_w),
+        ]
+        command += ["--device", device] if device else []
+        with self.log.open("w") as log:
+            self.proc = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=folder,
+                start_new_session=True,
+                pass_fds=(requests_r, replies_w),
+            )
+        os.close(requests_r)
+        os.close(replies_w)
+        self._closed = weakref.finalize(self, _Process._kill, self.proc, self.requests, self.replies)
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen, *fds: int) -> None:
+        kill_group(proc.pid)
+        proc.wait()
+        for fd in fds:
+            os.close(fd)
+
+    def close(self) -> None:
+        self._closed()
+
+    def ask(self, request: dict[str, Any], deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
+        """Send one request and read the answer; Stopped (in words, with ``where``) when it does not come."""
+        try:
+            protocol.send(self.requests, request)
+            return protocol.receive(self.replies, deadline=deadline)
+        except protocol.Timeout:
+            self.close()
+            raise Stopped(f"the {self.who} did not finish within {self.timeout:g} s {where}") from None
+        except (protocol.ProtocolError, BrokenPipeError, OSError):
+            raise Stopped(self._ended(where)) from None
+
+    def more(self, deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
+        """The next message of an answer in several parts."""
+        try:
+            return protocol.receive(self.replies, deadline=deadline)
+        except protocol.Timeout:
+            self.close()
+            raise Stopped(f"the {self.who} did not finish within {self.timeout:g} s {where}") from None
+        except (protocol.ProtocolError, OSError):
+            raise Stopped(self._ended(where)) from None
+
+    def answer(
+        self, request: dict[str, Any], deadline: float, where: str, *, located: bool = False
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """:meth:`ask`, and an error the cell reported becomes Stopped too (``located``: its message says where)."""
+        header, tensors = self.ask(request, deadline, where)
+        if "error" in header:
+            raise Stopped(f"the {self.who} {header['error']}" + ("" if located else f" {where}"))
+        return header, tensors
+
+    def _ended(self, where: str) -> str:
+        try:
+            status = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.close()
+            return f"the {self.who} broke off talking to the judge {where}"
+        lines = [s.strip() for s in self.log.read_text(errors="replace").splitlines() if s.strip()]
+        last = f": {lines[-1][:300]}" if lines else ""
+        if status < 0:
+            return f"the {self.who} crashed ({signal_name(-status)}) {where}"
+        return f"the {self.who} ended its process (exit status {status}) {where}{last}"
+
+
+class Judge:
+    """Judges candidates against one reference cell; holds the reference's process and its results.
+
+    Use as a context manager (or call :meth:`close`); :meth:`check` never raises, it returns a Verdict.
+    """
+
+    def __init__(
+        self, reference_source: str, settings: Settings | None = None, device: str | None = None, *, time: bool = True
+    ) -> None:
+        self.settings = settings or Settings()
+        self.device = device
+        self.time = time
+        self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_judge_"))
+        (self.folder / "inputs").mkdir()
+        self.reference_source = reference_source
+        self._reference: _Process | None = None
+        self._expected: dict[int, Expected] = {}
+        self._timing: dict[tuple, list[InputSet]] = {}
+        self._notes: list[str] = []
+        self._broken: Verdict | None = None
+        self._observed_reference: dict[str, Any] | None = None
+        self._device_name = "cpu"
+        self._params: list[str] = []
+        self._files: dict[int, str] = {}
+        self._lock = threading.Lock()
+        self._candidates = 0
+        weakref.finalize(self, shutil.rmtree, self.folder, True)
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._reference is not None:
+            self._reference.close()
+            self._reference = None
+
+    # the reference, once -------------------------------------------------------------------------------
+
+    def _prepare(self, deadline: float) -> None:
+        """Start the reference's process, plan the input sets, make them and the expected results."""
+        folder = self.folder / "reference"
+        folder.mkdir()
+        cell = folder / "cell.py"
+        cell.write_text(self.reference_source)
+        self._reference = _Process("reference", self.device, folder, self.settings.verify_timeout)
+        loaded, _ = self._reference.answer(
+            {"cmd": "load", "path": str(cell), "folder": str(self.folder / "inputs")},
+            deadline,
+            "while loading the cell",
+            located=True,
+        )
+        cell.unlink()  # candidates never find the reference's source beside theirs
+        self._device_name = loaded["device_name"]
+        self._params = loaded["params"]
+        shapes = [tuple(s) for s in loaded["shapes"]]
+        if len(shapes) == 1 and not loaded["sizes_known"]:
+            self._notes.append(
+                "The cell declares a single input shape (make_inputs takes no sizes and there is no SHAPES): "
+                "only that shape was checked; declare SHAPES or give make_inputs size parameters."
+            )
+        sets = plan(shapes, self.settings.seeds, loaded["sizes_known"])
+        where = "while making the inputs"
+        self._reference.answer({"cmd": "make", "sets": [s.to_json() for s in sets]}, deadline, where)
+        for spec in sets:
+            self._take(spec, *self._reference.more(deadline, where))
+
+    def _take(self, spec: InputSet, reply: dict[str, Any], tensors: list[Any]) -> None:
+        """Keep the reference's results for one input set, or skip the set (saying why), or give up."""
+        import torch
+
+        where = f"on {spec.describe()}"
+        if "error" in reply:
+            if spec.declared and not spec.variant:
+                self._broken = Verdict(False, f"the reference {reply['error']} {where}: nothing can be judged against it")
+            else:
+                self._notes.append(f"Skipped {spec.describe()}: the reference {reply['error']} there.")
+            return
+        n, in_place = len(reply["outputs"]), reply["in_place"]
+        outputs, values = tensors[:n], tensors[n : n + len(in_place)]
+        truth = tensors[n + len(in_place) :] if reply["truth"] else None
+        if spec.variant and not all(bool(t.isfinite().all()) for t in outputs if t.is_floating_point()):
+            self._notes.append(f"Skipped {spec.describe()}: the reference gives NaN or inf there (it is not defined on them).")
+            return
+        if spec.declared and not spec.variant and not spec.timing:
+            from kernel_lab.verify.compare import near_constant
+
+            for i, t in enumerate(outputs):
+                if t.numel() > 1 and near_constant(t):
+                    self._broken = Verdict(
+                        False,
+                        f"the reference's output {i} is (near) constant {where}: cannot judge "
+                        "correctness; use inputs that give varied outputs",
+                    )
+                    return
+        file = self.folder / "inputs" / f"inputs_{spec.id}.pt"
+        saved = torch.load(file, weights_only=True)
+        self._files[spec.id] = hashlib.sha256(file.read_bytes()).hexdigest()
+        digests = {i: digest(v) for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
+        expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], digests)
+        if spec.timing:
+            self._timing.setdefault(spec.shape, []).append(spec)
+        self._expected[spec.id] = expected
+
+    def _restore_inputs(self, deadline: float) -> None:
+        """Write again any input file a candidate changed (it must not trip the next one)."""
+        changed = [
+            i
+            for i, h in self._files.items()
+            if hashlib.sha256((self.folder / "inputs" / f"inputs_{i}.pt").read_bytes()).hexdigest() != h
+        ]
+        if changed and self._reference is not None:
+            self._reference.answer({"cmd": "rewrite", "ids": changed}, deadline, "while restoring the inputs")
+
+    # candidates ----------------------------------------------------------------------------------------
+
+    def check(self, candidate_source: str) -> Verdict:
+        """Judge one candidate (a whole cell); never raises."""
+        with self._lock:
+            deadline = time.monotonic() + self.settings.verify_timeout
+            self._candidates += 1
+            folder = self.folder / f"candidate_{self._candidates}"
+            folder.mkdir()
+            (folder / "cell.py").write_text(candidate_source)
+            # started first, so that Python, torch and the candidate's imports load while the reference prepares
+            candidate = _Process("candidate", self.device, folder, self.settings.verify_timeout)
+            try:
+                if self._reference is None and self._broken is None:
+                    self._prepare(deadline)
+            except Stopped as stop:
+                self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
+            if self._broken is not None:
+                candidate.close()
+                return self._broken
+            trial = _Trial(self, candidate, folder / "cell.py", candidate_source, deadline)
+            try:
+                return trial.run()
+            except (Stopped, Rejected) as stop:
+                return trial.verdict(False, str(stop))
+            finally:
+                candidate.close()
+                self._restore_inputs(time.monotonic() + 60)
+
+
+class _Trial:
+    """One candidate's judgement (the steps of :meth:`Judge.check`)."""
+
+    def __init__(self, judge: Judge, candidate: _Process, path: Path, source: str, deadline: float) -> None:
+        self.judge, self.candidate, self.path, self.source, self.deadline = judge, candidate, path, source, deadline
+        self.warnings: list[str] = []
+        self.errors: tuple[float, float] | None = None
+        self.checks = 0
+
+    def run(self) -> Verdict:
+        j = self.judge
+        self.candidate.answer(
+            {"cmd": "load", "path": str(self.path), "folder": str(j.folder / "inputs")},
+            self.deadline,
+            "while loading the cell",
+            located=True,
+        )
+        checked = [e for e in j._expected.values() if not e.set.timing]
+        for k, expected in enumerate(checked, 1):
+            self._check(expected, f"on input set {k} of {len(checked)} ({expected.set.describe()})")
+        self.warnings += self._whose_work(max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes)))
+        return self.verdict(True, "ok", self._time() if j.time else ())
+
+    def verdict(self, correct: bool, reason: str, shapes: tuple[Timing, ...] = ()) -> Verdict:
+        """The verdict, with the warnings that follow from the timings (the headline: the largest shape)."""
+        headline = shapes[0] if shapes else None
+        warnings = list(self.warnings)
+        if headline is not None and headline.speedup > SUSPICIOUS_SPEEDUP:
+            warnings.append(
+                f"The candidate is {headline.speedup:.1f}× faster than the reference: a speedup over "
+                f"{SUSPICIOUS_SPEEDUP:g}× deserves a second look (does it really do all the work?)."
+            )
+        slower = [t for t in shapes if t.significant and t.speedup < 0.9]
+        if headline is not None and headline.speedup > 1 and slower:
+            worst = min(slower, key=lambda t: t.speedup)
+            warnings.append(
+                f"The candidate is {1 / worst.speedup:.2f}× slower than the reference on shape {worst.shape}, "
+                f"though {headline.speedup:.2f}× faster on {headline.shape}."
+            )
+        max_abs, max_rel = self.errors or (None, None)
+        return Verdict(
+            correct,
+            reason,
+            tuple(warnings) if correct else (),
+            max_abs,
+            max_rel,
+            self.checks,
+            headline,
+            shapes,
+            tuple(self.judge._notes),
         )
 
+    # correctness ---------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Verdict:
-    """Whether a candidate is correct (``reason`` says why not, or "ok"), what to look at, how fast."""
+    def _check(self, expected: Expected, where: str) -> None:
+        """Two calls of the candidate on one input set; Rejected, saying what is wrong, unless both are right."""
+        from kernel_lab.verify.compare import against_truth, compare, tolerance, uses_tf32
 
-    correct: bool
-    reason: str
-    warnings: tuple[str, ...] = ()
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    checks: int = 0  # input sets compared
-    timing: Timing | None = None
-
-    def summary(self) -> str:
-        """One line: "correct, 1.84× faster (...)", or "wrong: <reason>"."""
-        if not self.correct:
-            return f"wrong: {self.reason}"
-        text = f"correct on {self.checks} input sets (max relative error {self.max_rel_err or 0:.1e})"
-        t = self.timing
-        if t is not None:
-            change = f"{t.speedup:.2f}× faster" if t.speedup >= 1 else f"{1 / t.speedup:.2f}× slower"
-            noise = "" if t.significant else ", within noise"
-            text += f", {change} ({t.reference_ms:.3g} → {t.candidate_ms:.3g} ms{noise})"
-        if self.warnings:
-            text += f"; {len(self.warnings)} warning{'s' if len(self.warnings) > 1 else ''}"
-        return text
-
-
-def _progress(path: Path) -> tuple[str, str]:
-    """(who, where) of the step the worker was in: ("verifier", "while starting") before any."""
-    try:
-        who, where = path.read_text().split("\t", 1)
-        return who, where
-    except (OSError, ValueError):
-        return "verifier", "while starting"
-
-
-def _last_line(log: Path) -> str:
-    lines = [s.strip() for s in log.read_text(errors="replace").splitlines() if s.strip()]
-    return lines[-1][:300] if lines else ""
-
-
-def _from_result(data: dict) -> Verdict:
-    samples = data.get("samples")
-    timing = Timing.from_samples(samples["reference"], samples["candidate"]) if samples else None
-    warnings = list(data["warnings"])
-    if timing is not None and timing.speedup > SUSPICIOUS_SPEEDUP:
-        warnings.append(
-            f"The candidate is {timing.speedup:.1f}× faster than the reference: a speedup over "
-            f"{SUSPICIOUS_SPEEDUP:g}× deserves a second look (does it really do all the work?)."
+        reply, tensors = self.candidate.answer({"cmd": "check", "set_id": expected.set.id}, self.deadline, where)
+        self.checks += 1
+        n, positions = len(reply["first"]), reply["inputs"]
+        first, second, after = tensors[:n], tensors[n : 2 * n], tensors[2 * n :]
+        settings = self.judge.settings
+        tf32 = uses_tf32(self.judge.reference_source)
+        calls = (
+            ("first call", first, reply["first"], after[: len(positions)]),
+            ("second call", second, reply["second"], after[len(positions) :]),
         )
-    return Verdict(
-        data["correct"], data["reason"], tuple(warnings), data["max_abs_err"], data["max_rel_err"], data["checks"], timing
-    )
+        for call, outputs, metas, used in calls:
+            here = f"{where}; {call}"
+            for i, before in expected.digests.items():
+                if i not in expected.in_place and i in positions and digest(used[positions.index(i)]) != before:
+                    name = self.judge._params[i] if i < len(self.judge._params) else f"argument {i + 1}"
+                    raise Rejected(
+                        f"the candidate changed its input {name}, which the reference leaves unchanged ({here}): "
+                        "write results to new tensors"
+                    )
+            got = list(outputs) + [used[positions.index(i)] for i in expected.in_place]
+            want = expected.outputs + expected.in_place_values
+            if len(outputs) != len(expected.outputs):
+                raise Rejected(
+                    f"the candidate returned {len(outputs)} outputs but the reference {len(expected.outputs)} ({here})"
+                )
+            for k, (g, w) in enumerate(zip(got, want)):
+                label = (
+                    "output"
+                    if len(want) == 1
+                    else (f"output {k}" if k < n else f"input {expected.in_place[k - n] + 1} (written in place)")
+                )
+                problem, errors = compare(g, w, *tolerance(w.dtype, tf32, settings.rtol, settings.atol))
+                if errors is not None:
+                    worst = self.errors or (0.0, 0.0)
+                    self.errors = (max(errors[0], worst[0]), max(errors[1], worst[1]))
+                if problem:
+                    raise Rejected(f"the candidate's {label} {problem} ({here})")
+                if expected.truth is not None and k < len(expected.truth) and settings.rtol is None:
+                    worse = against_truth(g, w, expected.truth[k])
+                    if worse:
+                        raise Rejected(f"the candidate's {label} {worse} ({here})")
+            self._layout(metas, expected, here)
+        reused = [
+            k
+            for k, (a, b) in enumerate(zip(reply["first"], reply["second"]))
+            if a["storage"] == b["storage"] and a["storage"][1] > a["storage"][0]
+        ]
+        if reused and not any(expected.metas[k]["aliases_input"] for k in reused):
+            raise Rejected(
+                f"the candidate returns the same buffer from every call ({where}): a second call overwrites the "
+                "first call's result; allocate each output anew"
+            )
+
+    @staticmethod
+    def _layout(metas: list[dict[str, Any]], expected: Expected, where: str) -> None:
+        """Rejected when an output is a view of an input, or laid out unlike the reference's."""
+        for k, (got, want) in enumerate(zip(metas, expected.metas)):
+            label = "output" if len(expected.metas) == 1 else f"output {k}"
+            if got["aliases_input"] and not want["aliases_input"]:
+                raise Rejected(
+                    f"the candidate's {label} shares memory with its input {got['aliases_input'][0] + 1} (a view such "
+                    f"as x.t(), not a new tensor) where the reference returns a tensor of its own ({where})"
+                )
+            if got["device"] != want["device"]:
+                raise Rejected(
+                    f"the candidate's {label} is on {got['device']} but the reference's is on {want['device']} ({where})"
+                )
+            if got["contiguous"] != want["contiguous"] or (not want["contiguous"] and got["strides"] != want["strides"]):
+                raise Rejected(
+                    f"the candidate's {label} has strides {tuple(got['strides'])} where the reference's has "
+                    f"{tuple(want['strides'])} ({where}): return the layout the reference returns"
+                )
+
+    # whose work ----------------------------------------------------------------------------------------
+
+    def _whose_work(self, expected: Expected) -> list[str]:
+        j = self.judge
+        where = "while recording its kernels"
+        request = {"cmd": "observe", "set_id": expected.set.id}
+        first = j._observed_reference is None
+        if first:  # both processes record at once (recording is not timing)
+            assert j._reference is not None
+            protocol.send(j._reference.requests, request)
+        cand, _ = self.candidate.answer(request, self.deadline, where)
+        if first:
+            assert j._reference is not None
+            j._observed_reference, _ = j._reference.more(self.deadline, where)
+        ref = j._observed_reference
+        assert ref is not None
+        names = kernel_names(self.source)
+        own = re.compile(rf"(?:void )?(?:\w+::)*(?:{'|'.join(map(re.escape, names))})\b") if names else None
+        kernels: dict[str, float] = cand["kernels"]
+        total = sum(kernels.values())
+        mine = sum(t for k, t in kernels.items() if own and own.match(k))
+        warnings = []
+        if not cand["own_launches"] and not mine:
+            warnings.append("The candidate launched none of its own kernels: it may fall back to PyTorch.")
+        elif total > 0 and mine / total < FALLBACK_SHARE:
+            others = sorted((k for k in kernels if not (own and own.match(k))), key=lambda k: -kernels[k])
+            warnings.append(
+                f"Only {mine / total:.0%} of the candidate's GPU time is spent in its own kernels; the rest in "
+                f"{', '.join(o[:50] for o in others[:3])}: a fall-back, whatever else it launches."
+            )
+        elif not total and not cand["outputs_passed_to_own_kernels"]:
+            warnings.append(
+                "The candidate's result was not produced by its own kernels (its output never went to one of "
+                "them): a fall-back, whatever else it launches."
+            )
+        compute = sorted(op for op in set(cand["ops"]) - set(ref["ops"]) if not DATA_OP.match(op) and not LIBRARY_OP.match(op))
+        if compute:
+            warnings.append(
+                f"The candidate computes with PyTorch operators the reference does not use ({', '.join(compute[:4])}): "
+                "its result or its speed may come from PyTorch, not from its own kernels."
+            )
+
+        def library(seen: dict[str, Any]) -> set[str]:
+            ops = {o for o in seen["ops"] if LIBRARY_OP.match(o)}
+            return ops | {k[:60] for k in seen["kernels"] if LIBRARY_KERNEL.search(k) and not (own and own.match(k))}
+
+        new = sorted(library(cand) - library(ref))
+        if new:
+            warnings.append(
+                f"The candidate calls library matrix-multiply or convolution routines that the reference does "
+                f"not ({', '.join(new[:3])}): its speed may come from the library, not from its own kernels."
+            )
+        return warnings
+
+    # timing --------------------------------------------------------------------------------------------
+
+    def _time(self) -> tuple[Timing, ...]:
+        """Every declared shape timed, interleaved with the reference; the largest shape first."""
+        j = self.judge
+        assert j._reference is not None
+        groups = sorted(j._timing.items(), key=lambda item: -max(j._expected[s.id].input_bytes for s in item[1]))
+        budget = TIME_BUDGET_S / max(len(groups), 1)
+        out = []
+        for rank, (shape, sets) in enumerate(groups):
+            ids = [s.id for s in sets]
+            want = MIN_SAMPLES if rank == 0 else MIN_SAMPLES // 2
+            samples: dict[str, list[float]] = {"reference": [], "candidate": []}
+            walls: dict[str, list[float]] = {"reference": [], "candidate": []}
+            started, round_ = time.monotonic(), 0
+            while True:
+                secret = int.from_bytes(os.urandom(4), "little")
+                prints: dict[str, Any] = {}
+                for who in ("reference", "candidate") if round_ % 2 == 0 else ("candidate", "reference"):
+                    process = j._reference if who == "reference" else self.candidate
+                    t0 = time.perf_counter()
+                    reply, (fingerprints,) = process.answer(
+                        {"cmd": "time", "set_ids": ids, "calls": CALLS_PER_BATCH, "secret": secret},
+                        self.deadline,
+                        f"while being timed on shape {shape}",
+                    )
+                    trusted = (time.perf_counter() - t0) * 1e3
+                    problem = _clock(reply, trusted) if who == "candidate" else None
+                    if problem and not any(w.startswith(problem[:60]) for w in self.warnings):
+                        self.warnings.append(problem)
+                    samples[who] += reply["events_ms"]
+                    walls[who] += reply["walls_ms"]
+                    prints[who] = fingerprints
+                    if who == "candidate" and reply["stray_threads"]:
+                        note = (
+                            "The candidate leaves threads running after run() returns; the judge waited for them "
+                            "before stopping the clock."
+                        )
+                        if note not in self.warnings:
+                            self.warnings.append(note)
+                self._fingerprints(prints["candidate"], prints["reference"], shape)
+                round_ += 1
+                n = len(samples["candidate"])
+                if n >= MAX_SAMPLES or (n >= want and time.monotonic() - started > budget):
+                    break
+            out.append(Timing.from_samples(samples["reference"], samples["candidate"], shape))
+            hidden = _hidden_work(samples["candidate"], walls["candidate"]) if j._device_name != "cpu" else None
+            if hidden and hidden not in self.warnings:
+                self.warnings.append(hidden)
+        headline = out[0] if out else None
+        if headline is not None:
+            roof = self._above_roof(groups[0][1], headline)
+            if roof:
+                self.warnings.append(roof)
+        return tuple(out)
+
+    def _fingerprints(self, candidate: torch.Tensor, reference: torch.Tensor, shape: tuple) -> None:
+        """Rejected when the outputs of the timed calls differ from the reference's (compared by fingerprint)."""
+        from kernel_lab.verify.compare import tolerance, uses_tf32
+
+        if candidate.shape != reference.shape:
+            raise Rejected(
+                f"the candidate's outputs during timing on shape {shape} are not the reference's (another number or shape)"
+            )
+        sample = next(e for e in self.judge._expected.values() if e.set.shape == shape)
+        rtol, atol = max(
+            tolerance(t.dtype, uses_tf32(self.judge.reference_source), self.judge.settings.rtol, self.judge.settings.atol)
+            for t in sample.outputs
+        )
+        per = 6  # four projections, max |value|, count
+        for call, (c_row, r_row) in enumerate(zip(candidate, reference)):
+            for k in range(0, r_row.numel(), per):
+                top, count = float(r_row[k + 4]), float(r_row[k + 5])
+                allowed = 3 * count**0.5 * (atol + rtol * top) + 1e-12
+                if float((c_row[k : k + 4] - r_row[k : k + 4]).abs().max()) > allowed:
+                    raise Rejected(
+                        f"the candidate's output of timed call {call + 1} on shape {shape} differs from the "
+                        "reference's (the timed calls get fresh inputs too): it gives right answers only when checked"
+                    )
+
+    def _above_roof(self, sets: list[InputSet], headline: Timing) -> str | None:
+        """Bytes the headline shape must move (inputs read once, outputs written once) over the DRAM peak."""
+        known = hardware.model(self.judge._device_name)
+        if known is None or headline.candidate_ms <= 0:
+            return None
+        e = self.judge._expected[sets[0].id]
+        moved = e.input_bytes + sum(t.numel() * t.element_size() for t in e.outputs)
+        rate = moved / (headline.candidate_ms * 1e-3)
+        peak = known[1].dram_bytes_per_s
+        if rate > ROOF_MARGIN * peak:
+            return (
+                f"The candidate would move its inputs and outputs at {rate / 1e12:.2f} TB/s, above the "
+                f"{self.judge._device_name}'s {peak / 1e12:.2f} TB/s memory peak: its timing cannot be real."
+            )
+        return None
 
 
-def _worker_env(device: str | None) -> dict[str, str]:
-    env = child_env(
-        # keep freed host memory in malloc's heap, where poisoned blocks are handed out again
-        MALLOC_MMAP_THRESHOLD_=str(32 << 20),
-        MALLOC_TRIM_THRESHOLD_=str(1 << 40),
-    )
-    if device == "cpu":
-        env.update(CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
-    return env
+def _clock(reply: dict[str, Any], trusted_ms: float) -> str | None:
+    """A problem when the process's own clock disagrees with the judge's (it was tampered with), else None."""
+    events, walls, batch = reply["events_ms"], reply["walls_ms"], reply["batch_ms"]
+    if batch < 0.7 * trusted_ms - 20 or sum(walls) > 1.05 * batch + 1 or any(e > 1.05 * w + 0.05 for e, w in zip(events, walls)):
+        return (
+            "The candidate's process reported timings the judge's own clock does not bear out "
+            f"({batch:.1f} ms for a batch the judge saw take {trusted_ms:.1f} ms): its timing cannot be trusted."
+        )
+    return None
 
 
-def _run(command: list[str], env: dict[str, str], timeout: float, log: Path) -> int | None:
-    """The worker's exit status, or None when it ran past ``timeout``; its whole process group is killed."""
-    done = processes.run(command, env=env, timeout=timeout)
-    log.write_text(done.stdout + done.stderr)
-    return done.code
+def _hidden_work(events: list[float], walls: list[float]) -> str | None:
+    """Warn when CUDA-event time is far below the time until the GPU is idle (work on another stream)."""
+    event, wall = statistics.median(events), statistics.median(walls)
+    if event < 0.5 * wall and wall - event > 0.1:
+        return (
+            f"The candidate's time measured with CUDA events ({event:.3f} ms) is far below the time until the GPU "
+            f"is idle ({wall:.3f} ms): it may run work on another CUDA stream that the events do not see, so its "
+            "timing cannot be trusted."
+        )
+    return None
 
 
 def verify(
@@ -145,64 +647,16 @@ def verify(
     timeout: float = 120.0,
     device: str | None = None,
 ) -> Verdict:
-    """Judge ``candidate_source`` against ``reference_source`` (whole cells) in a subprocess.
+    """Judge ``candidate_source`` against ``reference_source`` (whole cells); see :class:`Judge`.
 
-    The reference cell's ``run`` defines the expected result and its ``SHAPES``/``make_inputs`` the
-    inputs (``seeds`` input sets per shape). ``rtol``/``atol`` override the dtype-aware defaults;
-    ``time`` times both versions when the candidate is correct; ``timeout`` (s) bounds the whole
-    judgement; ``device`` ("cpu", "cuda", "cuda:1") defaults to the GPU when there is one.
-    A candidate that fails, hangs or crashes gives ``correct=False`` with the reason, never an exception.
+    The reference cell's ``run`` defines the expected result and its ``SHAPES``/``make_inputs`` the inputs
+    (``seeds`` input sets per shape). ``rtol``/``atol`` override the dtype-aware defaults; ``time`` times both
+    versions when the candidate is correct; ``timeout`` (s) bounds the whole judgement; ``device`` ("cpu",
+    "cuda", "cuda:1") defaults to the GPU when there is one. A candidate that fails, hangs or crashes gives
+    ``correct=False`` with the reason, never an exception.
     """
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1, not {seeds}")
-    with tempfile.TemporaryDirectory(prefix="kernel_lab_verify_") as tmp:
-        work = Path(tmp)
-        (work / "reference.py").write_text(reference_source)
-        (work / "candidate.py").write_text(candidate_source)
-        result, progress, log = work / "result.json", work / "progress.txt", work / "log.txt"
-        command = [
-            sys.executable,
-            "-m",
-            "kernel_lab.verify.worker",
-            str(work / "reference.py"),
-            str(work / "candidate.py"),
-            str(result),
-            "--seeds",
-            str(seeds),
-            "--progress",
-            str(progress),
-        ]
-        command += ["--rtol", str(rtol)] * (rtol is not None) + ["--atol", str(atol)] * (atol is not None)
-        command += (["--device", device] if device is not None else []) + ["--no-time"] * (not time)
-        status = _run(command, _worker_env(device), timeout, log)
-        who, where = _progress(progress)
-        if status is None:
-            return Verdict(False, f"the {who} did not finish within {timeout:g} s {where}")
-        if status < 0:
-            return Verdict(False, f"the {who} crashed ({signal_name(-status)}) {where}")
-        if status != 0 or not result.exists():
-            last = _last_line(log)
-            reason = f"the {who} ended the process with exit status {status} {where}"
-            return Verdict(False, reason + (f": {last}" if last else ""))
-        return _from_result(json.loads(result.read_text()))
-
-
-class Judge:
-    """Judges candidates against one reference cell with the same settings (what the optimize loop holds)."""
-
-    def __init__(self, reference_source: str, settings: Settings, device: str | None = None) -> None:
-        self.reference_source = reference_source
-        self.settings = settings
-        self.device = device
-
-    def check(self, candidate_source: str) -> Verdict:
-        s = self.settings
-        return verify(
-            self.reference_source,
-            candidate_source,
-            seeds=s.seeds,
-            rtol=s.rtol,
-            atol=s.atol,
-            timeout=s.verify_timeout,
-            device=self.device,
-        )
+    settings = Settings(seeds=seeds, rtol=rtol, atol=atol, verify_timeout=timeout)
+    with Judge(reference_source, settings, device, time=time) as judge:
+        return judge.check(candidate_source)

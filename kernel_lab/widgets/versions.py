@@ -45,7 +45,13 @@ def panel(result: OptimizeResult) -> widgets.VBox:
     reject_button = widgets.Button(
         description="Reject", button_style="warning", icon="times", tooltip="Never pick this version as the best"
     )
-    undo_button = widgets.Button(description="Undo", icon="undo", tooltip="Take back the last apply or reject")
+    undo_button = widgets.Button(description="Undo", icon="undo", tooltip="Take back the last apply, reject or confirm")
+    confirm_button = widgets.Button(
+        description="Confirm",
+        button_style="danger",
+        icon="exclamation-triangle",
+        tooltip="The judge flagged this version (see its warning): allow it anyway, after checking it yourself",
+    )
     status = widgets.HTML()
     details = widgets.HTML()
 
@@ -58,8 +64,14 @@ def panel(result: OptimizeResult) -> widgets.VBox:
         table.value = STYLE + header(result)
         details.value = STYLE + DIFF_STYLE + version_view(result, chosen.number)
         apply_button.description = f"Apply {chosen.label} to cell"
-        apply_button.disabled = chosen.correct is False or chosen is result.in_cell()
+        apply_button.disabled = chosen.correct is False or chosen is result.in_cell() or session.blocked(chosen)
+        apply_button.tooltip = (
+            f"Blocked by the judge: {chosen.warnings[0]}"
+            if session.blocked(chosen)
+            else "Put this version into the cell (the old text stays in the session; Undo restores it)"
+        )
         reject_button.disabled = chosen is session.original or chosen.number in session.rejected
+        confirm_button.disabled = not session.blocked(chosen)
         undo_button.disabled = not session.actions()
 
     def answered(done: str) -> Any:
@@ -86,6 +98,13 @@ def panel(result: OptimizeResult) -> widgets.VBox:
         refresh()
 
     @guarded(errors)
+    def on_confirm(_button: widgets.Button) -> None:
+        label = session.versions[pick.value].label
+        result.confirm(pick.value)
+        say(f"You allowed {label} despite the judge's warning; it can be the best and be applied now.")
+        refresh()
+
+    @guarded(errors)
     def on_undo(_button: widgets.Button) -> None:
         result.undo(on_done=answered("Undone."))
 
@@ -99,9 +118,10 @@ def panel(result: OptimizeResult) -> widgets.VBox:
     apply_button.on_click(on_apply)
     reject_button.on_click(on_reject)
     undo_button.on_click(on_undo)
+    confirm_button.on_click(on_confirm)
     pick.observe(refresh, names="value")
     refresh()
     say("Checking whether this front end lets Kernel Lab edit cells… (no answer: it cannot; `.apply(N)` inserts version N below)")
     request({"action": "hello"}, on_hello)
-    buttons = widgets.HBox([pick, apply_button, reject_button, undo_button])
+    buttons = widgets.HBox([pick, apply_button, reject_button, confirm_button, undo_button])
     return widgets.VBox([table, buttons, status, details, widgets.HTML(before_after(result)), errors])

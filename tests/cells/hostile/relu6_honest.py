@@ -1,0 +1,21 @@
+"""Honest: the same ReLU6 with bigger blocks."""
+import torch
+import triton
+import triton.language as tl
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+
+@triton.jit
+def relu6_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.minimum(tl.maximum(x, 0.0), 6.0), mask=mask)
+
+
+def run(x):
+    out = torch.empty_like(x)
+    relu6_kernel[(triton.cdiv(x.numel(), 2048),)](x, out, x.numel(), BLOCK=2048)
+    return out
