@@ -9,6 +9,7 @@ import nbformat
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.display.versions import version_view
+from kernel_lab.rewrite.base import Candidate
 from kernel_lab.session import Session
 from conftest import run_python
 from openai_server import OpenAIServer
@@ -28,14 +29,28 @@ def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path)
     s = Session.open(result.session.path)  # everything is on disk
     assert len(s.versions) == 3 and s.original.source == (CELLS / "add_ref.py").read_text()
     assert all(v.correct for v in s.versions[1:]) and all(v.origin == "search" for v in s.versions[1:])
-    assert s.original.top_bottleneck == "memory_bound"
-    assert result.stopped.startswith("replay mode: one round only")
+    assert s.original.top_bottleneck == "memory_bound"  # one round of candidates, however it went on this CPU
     messages = [e.message for e in events]
-    assert any("REPLAYING" in m for m in messages) and any("verifying v001" in m for m in messages)
+    assert any("REPLAYING" in m for m in messages) and any("v001 checking" in m for m in messages)
     assert any("CPU interpreter" in n for n in result.notes)
     html = result._repr_html_()
     assert "Replay mode" in html and "v002" in html
     assert '<table class="diff"' in version_view(result, 1)  # each version's diff, whichever was fastest on this CPU
+
+
+class NoSleep:
+    """A rewriter (the plug-in protocol) whose one idea is to drop the reference's sleep: surely faster."""
+
+    name = "no-sleep"
+    cannot_fix = frozenset()
+
+    def propose(self, context, n=1):
+        return [Candidate(context.source.replace("time.sleep(0.04)", "pass"), "no sleep", "latency_bound", "no-sleep")]
+
+
+def test_replay_mode_stops_after_one_round_when_it_found_a_faster_version(tmp_path):
+    result = kernel_lab.optimize(CELLS / "slow_ref.py", rounds=3, candidates=1, root=tmp_path, replay=REPLAY, rewriter=NoSleep())
+    assert result.best.number == 1 and result.stopped.startswith("replay mode: one round only")
 
 
 def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):

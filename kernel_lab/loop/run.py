@@ -144,27 +144,20 @@ def optimize(
         if not proposals:
             stopped = f"{rewriter.name} had nothing more to propose for {top.kind}"
             break
-        made = []
-        for i, candidate in enumerate(proposals, 1):
-            version = session.add(
-                candidate.source,
-                origin=candidate.origin,
-                parent=current.number,
-                explanation=candidate.explanation,
-                answers=candidate.answers,
-            )
-            say(
-                Event(
-                    f"round {round_}: verifying {version.label} ({i}/{len(proposals)}): {candidate.explanation}",
-                    round_,
-                    version.label,
-                    "verifying",
-                )
-            )
-            record(session, version, judge.check(candidate.source))
+        made = [
+            session.add(c.source, origin=c.origin, parent=current.number, explanation=c.explanation, answers=c.answers)
+            for c in proposals
+        ]
+        for version, candidate in zip(made, proposals):
+            say(Event(f"round {round_}: {version.label} proposed: {candidate.explanation}", round_, version.label, "proposed"))
+
+        def judging(index: int, state: str, round_: int = round_) -> None:
+            say(Event(f"round {round_}: {made[index].label} {state}", round_, made[index].label, state))
+
+        for version, candidate, verdict in zip(made, proposals, judge.check_many([c.source for c in proposals], judging)):
+            record(session, version, verdict)
             say(Event(f"round {round_}: {version.label} {outcome(version)}", round_, version.label, "verified"))
             history.append(Attempt(candidate.explanation, outcome(version)))
-            made.append(version)
         best = session.best()
         if best is current or best.number not in {v.number for v in made}:
             stopped = f"round {round_} found nothing faster than {current.label}"

@@ -36,6 +36,8 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +48,7 @@ from kernel_lab.processes import child_env, kill_group, signal_name
 from kernel_lab.settings import Settings
 from kernel_lab.verify import protocol
 from kernel_lab.verify.inputs import InputSet, plan
+from kernel_lab.verify.protocol import INPUTS_CHANGED
 from kernel_lab.verify.verdict import SUSPICIOUS_SPEEDUP, Timing, Verdict
 
 if TYPE_CHECKING:
@@ -68,6 +71,9 @@ DATA_OP = re.compile(
     r"|squeeze\w*|flatten|unflatten|detach\w*|alias|lift\w*|resize_|item|_local_scalar_dense|split\w*|chunk|unbind"
     r"|cat|stack|set_|result_type|numel|size|stride|dim|is_nonzero|record_stream|_has_compatible_shallow_copy_type)$"
 )
+
+
+JudgeEvents = Callable[[int, str], None]  # (candidate index, state)
 
 
 class Stopped(Exception):
@@ -205,12 +211,15 @@ class Judge:
         self._timing: dict[tuple, list[InputSet]] = {}
         self._notes: list[str] = []
         self._broken: Verdict | None = None
+        self._observed: Expected | None = None  # the input set whose launches are recorded
         self._observed_reference: dict[str, Any] | None = None
         self._device_name = "cpu"
         self._params: list[str] = []
         self._files: dict[int, str] = {}
         self._lock = threading.Lock()
         self._candidates = 0
+        self._spare: list[tuple[_Process, Path]] = []
+        self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
         weakref.finalize(self, shutil.rmtree, self.folder, True)
 
     def __enter__(self) -> Judge:
@@ -220,6 +229,9 @@ class Judge:
         self.close()
 
     def close(self) -> None:
+        for process, _ in self._spare:
+            process.close()
+        self._spare = []
         if self._reference is not None:
             self._reference.close()
             self._reference = None
@@ -252,9 +264,14 @@ class Judge:
         where = "while making the inputs"
         self._reference.answer({"cmd": "make", "sets": [s.to_json() for s in sets]}, deadline, where)
         for spec in sets:
-            self._take(spec, *self._reference.more(deadline, where))
+            self._keep(spec, *self._reference.more(deadline, where))
+        checked = [e for e in self._expected.values() if not e.set.timing]
+        if self._broken is None and checked:  # what the reference launches, on its largest declared input set
+            self._observed = max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes))
+            request = {"cmd": "observe", "set_id": self._observed.set.id}
+            self._observed_reference, _ = self._reference.answer(request, deadline, "while recording its kernels")
 
-    def _take(self, spec: InputSet, reply: dict[str, Any], tensors: list[Any]) -> None:
+    def _keep(self, spec: InputSet, reply: dict[str, Any], tensors: list[Any]) -> None:
         """Keep the reference's results for one input set, or skip the set (saying why), or give up."""
         import torch
 
@@ -303,32 +320,69 @@ class Judge:
 
     # candidates ----------------------------------------------------------------------------------------
 
+    def _spawn(self) -> tuple[_Process, Path]:
+        """A candidate process, started before its cell is known (Python, torch and CUDA load meanwhile)."""
+        self._candidates += 1
+        folder = self.folder / f"candidate_{self._candidates}"
+        folder.mkdir()
+        return _Process("candidate", self.device, folder, self.settings.verify_timeout), folder
+
+    def _started(self) -> tuple[_Process, Path]:
+        """A started candidate process: the spare started earlier, else a new one."""
+        return self._spare.pop(0) if self._spare else self._spawn()
+
     def check(self, candidate_source: str) -> Verdict:
         """Judge one candidate (a whole cell); never raises."""
+        return self.check_many([candidate_source])[0]
+
+    def check_many(self, sources: list[str], on_event: JudgeEvents | None = None) -> list[Verdict]:
+        """Judge candidates of the reference (one round of a session); never raises.
+
+        Their correctness is checked in parallel, a process each (Python, torch and the compilers of one
+        candidate work while another is checked); then they are timed one at a time, the GPU to themselves.
+        ``on_event(index, state)`` hears each candidate's progress: "checking", "timing", "done".
+        """
+        say = on_event or (lambda index, state: None)
         with self._lock:
             deadline = time.monotonic() + self.settings.verify_timeout
-            self._candidates += 1
-            folder = self.folder / f"candidate_{self._candidates}"
-            folder.mkdir()
-            (folder / "cell.py").write_text(candidate_source)
-            # started first, so that Python, torch and the candidate's imports load while the reference prepares
-            candidate = _Process("candidate", self.device, folder, self.settings.verify_timeout)
+            taken = [self._started() for _ in sources]
+            self._spare.append(self._spawn())  # the next candidate's process starts now, while these are judged
             try:
                 if self._reference is None and self._broken is None:
                     self._prepare(deadline)
             except Stopped as stop:
                 self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
             if self._broken is not None:
-                candidate.close()
-                return self._broken
-            trial = _Trial(self, candidate, folder / "cell.py", candidate_source, deadline)
-            try:
-                return trial.run()
-            except (Stopped, Rejected) as stop:
-                return trial.verdict(False, str(stop))
-            finally:
-                candidate.close()
-                self._restore_inputs(time.monotonic() + 60)
+                for process, _ in taken:
+                    process.close()
+                return [self._broken] * len(sources)
+            trials = []
+            for (process, folder), source in zip(taken, sources):
+                (folder / "cell.py").write_text(source)
+                trials.append(_Trial(self, process, folder / "cell.py", source, time.monotonic() + self.settings.verify_timeout))
+
+            def correct(index: int) -> Verdict | None:
+                say(index, "checking")
+                try:
+                    trials[index].check()
+                    return None
+                except (Stopped, Rejected) as stop:
+                    trials[index].candidate.close()
+                    return trials[index].verdict(False, str(stop))
+
+            with ThreadPoolExecutor(max_workers=max(1, min(len(trials), self.parallel))) as pool:
+                verdicts: list[Verdict | None] = list(pool.map(correct, range(len(trials))))
+            for index, trial in enumerate(trials):
+                if verdicts[index] is None:
+                    say(index, "timing")
+                    try:
+                        verdicts[index] = trial.verdict(True, "ok", trial.time() if self.time else ())
+                    except (Stopped, Rejected) as stop:
+                        verdicts[index] = trial.verdict(False, str(stop))
+                trial.candidate.close()
+                say(index, "done")
+            self._restore_inputs(time.monotonic() + 60)
+            return [v for v in verdicts if v is not None]
 
 
 class _Trial:
@@ -340,7 +394,8 @@ class _Trial:
         self.errors: tuple[float, float] | None = None
         self.checks = 0
 
-    def run(self) -> Verdict:
+    def check(self) -> None:
+        """Load the cell and check it on every input set; Rejected or Stopped, saying why, unless it is right."""
         j = self.judge
         self.candidate.answer(
             {"cmd": "load", "path": str(self.path), "folder": str(j.folder / "inputs")},
@@ -351,8 +406,7 @@ class _Trial:
         checked = [e for e in j._expected.values() if not e.set.timing]
         for k, expected in enumerate(checked, 1):
             self._check(expected, f"on input set {k} of {len(checked)} ({expected.set.describe()})")
-        self.warnings += self._whose_work(max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes)))
-        return self.verdict(True, "ok", self._time() if j.time else ())
+        self.warnings += self._whose_work()
 
     def verdict(self, correct: bool, reason: str, shapes: tuple[Timing, ...] = ()) -> Verdict:
         """The verdict, with the warnings that follow from the timings (the headline: the largest shape)."""
@@ -389,7 +443,7 @@ class _Trial:
         """Two calls of the candidate on one input set; Rejected, saying what is wrong, unless both are right."""
         from kernel_lab.verify.compare import against_truth, compare, tolerance, uses_tf32
 
-        reply, tensors = self.candidate.answer({"cmd": "check", "set_id": expected.set.id}, self.deadline, where)
+        reply, tensors = self._checked(expected, where)
         self.checks += 1
         n, positions = len(reply["first"]), reply["inputs"]
         first, second, after = tensors[:n], tensors[n : 2 * n], tensors[2 * n :]
@@ -442,6 +496,21 @@ class _Trial:
                 "first call's result; allocate each output anew"
             )
 
+    def _checked(self, expected: Expected, where: str) -> tuple[dict[str, Any], list[Any]]:
+        """The candidate's answer on one input set."""
+        return self._ask({"cmd": "check", "set_id": expected.set.id, "sha": self.judge._files[expected.set.id]}, where)
+
+    def _ask(self, request: dict[str, Any], where: str) -> tuple[dict[str, Any], list[Any]]:
+        """Ask the candidate; when another candidate changed an input file it reads (its harness checks the
+        judge's digest), the file is written again and the candidate asked once more."""
+        try:
+            return self.candidate.answer(request, self.deadline, where)
+        except Stopped as stop:
+            if INPUTS_CHANGED not in str(stop):
+                raise
+        self.judge._restore_inputs(self.deadline)
+        return self.candidate.answer(request, self.deadline, where)
+
     @staticmethod
     def _layout(metas: list[dict[str, Any]], expected: Expected, where: str) -> None:
         """Rejected when an output is a view of an input, or laid out unlike the reference's."""
@@ -464,20 +533,13 @@ class _Trial:
 
     # whose work ----------------------------------------------------------------------------------------
 
-    def _whose_work(self, expected: Expected) -> list[str]:
+    def _whose_work(self) -> list[str]:
+        """Warnings about where the candidate's work happens (its own kernels, or not), against the reference."""
         j = self.judge
-        where = "while recording its kernels"
-        request = {"cmd": "observe", "set_id": expected.set.id}
-        first = j._observed_reference is None
-        if first:  # both processes record at once (recording is not timing)
-            assert j._reference is not None
-            protocol.send(j._reference.requests, request)
-        cand, _ = self.candidate.answer(request, self.deadline, where)
-        if first:
-            assert j._reference is not None
-            j._observed_reference, _ = j._reference.more(self.deadline, where)
+        assert j._observed is not None and j._observed_reference is not None
+        request = {"cmd": "observe", "set_id": j._observed.set.id, "sha": j._files[j._observed.set.id]}
+        cand, _ = self._ask(request, "while recording its kernels")
         ref = j._observed_reference
-        assert ref is not None
         names = kernel_names(self.source)
         own = re.compile(rf"(?:void )?(?:\w+::)*(?:{'|'.join(map(re.escape, names))})\b") if names else None
         kernels: dict[str, float] = cand["kernels"]
@@ -518,7 +580,7 @@ class _Trial:
 
     # timing --------------------------------------------------------------------------------------------
 
-    def _time(self) -> tuple[Timing, ...]:
+    def time(self) -> tuple[Timing, ...]:
         """Every declared shape timed, interleaved with the reference; the largest shape first."""
         j = self.judge
         assert j._reference is not None
@@ -537,11 +599,13 @@ class _Trial:
                 for who in ("reference", "candidate") if round_ % 2 == 0 else ("candidate", "reference"):
                     process = j._reference if who == "reference" else self.candidate
                     t0 = time.perf_counter()
-                    reply, (fingerprints,) = process.answer(
-                        {"cmd": "time", "set_ids": ids, "calls": CALLS_PER_BATCH, "secret": secret},
-                        self.deadline,
-                        f"while being timed on shape {shape}",
-                    )
+                    request = {"cmd": "time", "set_ids": ids, "calls": CALLS_PER_BATCH, "secret": secret}
+                    where = f"while being timed on shape {shape}"
+                    if who == "candidate":
+                        request["shas"] = [j._files[i] for i in ids]
+                        reply, (fingerprints,) = self._ask(request, where)
+                    else:
+                        reply, (fingerprints,) = process.answer(request, self.deadline, where)
                     trusted = (time.perf_counter() - t0) * 1e3
                     problem = _clock(reply, trusted) if who == "candidate" else None
                     if problem and not any(w.startswith(problem[:60]) for w in self.warnings):

@@ -20,6 +20,7 @@ from typing import Any
 
 _LENGTH = struct.Struct("<Q")
 MAX_HEADER = 16 << 20  # bytes: a header is metadata, never data
+INPUTS_CHANGED = "found its input file changed by another process"  # a candidate's harness says so
 
 
 class ProtocolError(Exception):

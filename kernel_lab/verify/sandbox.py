@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import inspect
+import io
 import os
 import sys
 import threading
@@ -33,6 +35,7 @@ from kernel_lab.builds import use_folder_for  # noqa: E402
 from kernel_lab.cells import describe, execute  # noqa: E402
 from kernel_lab.verify import protocol  # noqa: E402
 from kernel_lab.verify.inputs import VARIANTS  # noqa: E402
+from kernel_lab.verify.protocol import INPUTS_CHANGED  # noqa: E402
 
 POISON_BYTES = {"cuda": 256 << 20, "cpu": 16 << 20}
 FLUSH_BYTES = {"cuda": 256 << 20, "cpu": 32 << 20}  # larger than the H100's 50 MB L2
@@ -315,9 +318,9 @@ class Sandbox:
             torch.save([v.cpu() if isinstance(v, torch.Tensor) else v for v in self.inputs[i]], self.folder / f"inputs_{i}.pt")
         return {"rewritten": ids}
 
-    def check(self, set_id: int) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def check(self, set_id: int, sha: str | None = None) -> tuple[dict[str, Any], list[torch.Tensor]]:
         """(candidate) Two calls on fresh copies of an input set, each on poisoned memory."""
-        inputs = self._load(set_id)
+        inputs = self._load(set_id, sha)
         first_inputs = clone(inputs)
         self.launches.clear()
         first = leaves(self._call(first_inputs))
@@ -330,10 +333,10 @@ class Sandbox:
         after = [first_inputs[i] for i in tensor_inputs] + [second_inputs[i] for i in tensor_inputs]
         return header, [*first, *second, *after]
 
-    def observe(self, set_id: int) -> dict[str, Any]:
+    def observe(self, set_id: int, sha: str | None = None) -> dict[str, Any]:
         """What one call launches: GPU kernels with their time, aten operators, Triton launches of the cell."""
         assert self.cell is not None
-        inputs = clone(self._load(set_id))
+        inputs = clone(self._load(set_id, sha))
         device = device_of(inputs)
         activities = [torch.profiler.ProfilerActivity.CPU]
         if device.type == "cuda":
@@ -358,14 +361,17 @@ class Sandbox:
             "outputs_passed_to_own_kernels": all(t.untyped_storage().data_ptr() in written for t in outputs),
         }
 
-    def time(self, set_ids: list[int], calls: int, secret: int) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def time(
+        self, set_ids: list[int], calls: int, secret: int, shas: list[str] | None = None
+    ) -> tuple[dict[str, Any], list[torch.Tensor]]:
         """``calls`` timed calls, each on one of the sets with its floating inputs varied (secret per call).
 
         Every call reads its inputs from the same buffers (a result cached by address goes stale), and a
         fingerprint of each output (random projections, secret) is returned to check the timed results.
         """
         start_batch = _perf()
-        bases = [self._load(i) for i in set_ids]
+        known: list[str | None] = list(shas) if shas else [None] * len(set_ids)
+        bases = [self._load(i, sha) for i, sha in zip(set_ids, known)]
         device = device_of(bases[0])
         buffers = clone(bases[0])
         flush = torch.empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
@@ -406,10 +412,14 @@ class Sandbox:
 
     # helpers -------------------------------------------------------------------------------------------
 
-    def _load(self, set_id: int) -> tuple:
+    def _load(self, set_id: int, sha: str | None = None) -> tuple:
+        """An input set, from the file the reference wrote; ``sha``: what the judge knows the file holds."""
         if set_id not in self.inputs:
             assert self.folder is not None
-            saved = torch.load(self.folder / f"inputs_{set_id}.pt", weights_only=True)
+            data = (self.folder / f"inputs_{set_id}.pt").read_bytes()
+            if sha is not None and hashlib.sha256(data).hexdigest() != sha:
+                raise Fail(f"{INPUTS_CHANGED} (set {set_id})")
+            saved = torch.load(io.BytesIO(data), weights_only=True)
             target = torch.device(self.device) if self.device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
             self.inputs[set_id] = tuple(v.to(target) if isinstance(v, torch.Tensor) else v for v in saved)
         return self.inputs[set_id]
