@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     import torch
 
 TIME_BUDGET_S = 1.0  # timing of all shapes together, reference and candidate
+REFERENCE_TIMEOUT = 600.0  # seconds the reference may take to load and make its results
 CALLS_PER_BATCH = 5
 MIN_SAMPLES, MAX_SAMPLES = 10, 200  # timed calls per side on the headline shape (half on the others)
 FALLBACK_SHARE = 0.5  # own kernels' share of the GPU time under which a candidate is a fall-back
@@ -244,7 +245,7 @@ class Judge:
         folder.mkdir()
         cell = folder / "cell.py"
         cell.write_text(self.reference_source)
-        self._reference = _Process("reference", self.device, folder, self.settings.verify_timeout)
+        self._reference = _Process("reference", self.device, folder, max(self.settings.verify_timeout, REFERENCE_TIMEOUT))
         loaded, _ = self._reference.answer(
             {"cmd": "load", "path": str(cell), "folder": str(self.folder / "inputs")},
             deadline,
@@ -344,7 +345,8 @@ class Judge:
         """
         say = on_event or (lambda index, state: None)
         with self._lock:
-            deadline = time.monotonic() + self.settings.verify_timeout
+            # the reference is the user's own cell: it gets its own, longer time (a first CUDA build takes minutes)
+            deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             taken = [self._started() for _ in sources]
             self._spare.append(self._spawn())  # the next candidate's process starts now, while these are judged
             try:
