@@ -1,0 +1,80 @@
+"""CPU-only pre-check of the Triton cells (Triton's interpreter, TRITON_INTERPRET=1), at small sizes.
+
+    TRITON_INTERPRET=1 python3 tests/data/suite/cpu_check.py [NAME ...]
+
+Each cell is executed with its size constants replaced by the small values below (the kernels'
+code is unchanged), then run(*make_inputs()) is compared with reference(*inputs) the way
+check_time.py does it on the GPU. This only proves that the kernels are valid Triton and compute
+the right function; CUDA cells are compiled with nvcc instead (see README.md).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from check_time import compare  # noqa: E402
+
+SMALL: dict[str, dict] = {
+    "layernorm_3pass_fp32_triton": dict(ROWS=4, COLS=300, BLOCK=64),
+    "layernorm_2pass_fp32_triton": dict(ROWS=4, COLS=300, BLOCK=64),
+    "embedding_gather_bf16_triton": dict(VOCAB=1000, DIM=16, TOKENS=100),
+    "poly_horner_fp16_triton": dict(N=3000, DEGREE=16),
+    "chain_walk_triton": dict(NODES=4096, PROGRAMS=8, STEPS=8),
+    "chase_lanes_1warp_triton": dict(NODES=4096, CHAINS=8, STEPS=4),
+    "chase_lanes_4warp_triton": dict(NODES=4096, CHAINS=8, STEPS=4),
+    "chase_feat_early_triton": dict(NODES=4096, PROGRAMS=2, STEPS=4, W=64),
+    "chase_feat_late_triton": dict(NODES=4096, PROGRAMS=2, STEPS=4, W=64),
+    "transpose_1d_index_bf16_triton": dict(R=64, C=32),
+    "transpose_tiled_bf16_triton": dict(R=128, C=192),
+    "aos_field_read_fp16_triton": dict(N=3000),
+    "deinterleave_stride2_fp32_triton": dict(N=3000),
+    "layernorm_few_rows_bf16_triton": dict(ROWS=2, COLS=9000, BLOCK=4096),
+    "gemm_few_tiles_fp16_triton": dict(M=128, N=256, K=192),
+    "gemm_tail_fp16_triton": dict(M=128, N=256, K=192),
+    "gemm_notail_fp16_triton": dict(M=256, N=128, K=192),
+    "matmul_tutorial_fp16_triton": dict(M=128, N=512, K=128),
+    "matmul_bcast_fp16_triton": dict(M=64, N=64, K=64),
+    "matmul_dot_fp16_triton": dict(M=64, N=64, K=64),
+    "conv1d_fma_bf16_triton": dict(B=1, CIN=4, COUT=32, T=256),
+    "softmax_spill_triton": dict(ROWS=2, COLS=10000),
+    "softmax_tutorial_triton": dict(ROWS=3, COLS=1000),
+    "sum_2pass_triton": dict(N=50000),
+    "scatter_add_hot_rows_triton": dict(ROWS=100),
+    "tiny_softmax_triton": {},
+    "tiny_sum_4prog_fp16_triton": {},
+}
+
+
+def main() -> int:
+    import torch
+
+    names = sys.argv[1:] or sorted(SMALL)
+    failed = 0
+    for name in names:
+        t0 = time.time()
+        path = HERE / f"{name}.py"
+        ns: dict = {"__name__": "__main__", "__file__": str(path)}
+        try:
+            exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102
+            ns.update(SMALL.get(name, {}))
+            inputs = ns["make_inputs"]()
+            out = ns["run"](*inputs)
+            ref = ns["reference"](*inputs)
+            tol = ns.get("TOLERANCE")
+            if tol is None and out.dtype == torch.float32:
+                tol = 1e-5
+            ok, what = compare(out, ref, tol)
+        except Exception as e:  # noqa: BLE001
+            ok, what = False, f"ERROR {type(e).__name__}: {str(e)[:600]}"
+        failed += not ok
+        print(f"{'OK  ' if ok else 'FAIL'} {name:36s} {what} [{time.time() - t0:.1f}s]", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
+#
+# Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1/BATCH2 below)
+#     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
+# Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
+# (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
+# visible, so the build lands in the folder the runner uses) while the Triton/torch cells are profiled;
+# (3) each CUDA cell is profiled as soon as its build is done; (4) the CUDA cells are checked and timed.
+# Checks and timings never overlap a profile. One report per cell, with Kernel Lab's own collection
+# (kernel_lab/profiling/sections.py). Reports are copied into $OUT as soon as they exist.
+# Results go to $OUT (or /tmp/kls_out): reports_*.tar (the .ncu-rep files) and misc.tar.gz (logs/, checks).
+set -u
+T0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - T0 )); }
+DEADLINE=${DEADLINE:-545}   # seconds: no new ncu run starts after this
+S=tests/data/suite
+W=/tmp/kls_rec
+DEST=${OUT:-/tmp/kls_out}
+rm -rf "$W"; mkdir -p "$W/reports" "$W/logs" "$DEST"
+
+BATCH1="layernorm_3pass_fp32_triton layernorm_2pass_fp32_triton embedding_gather_bf16_triton poly_horner_fp16_triton
+chain_walk_triton chase_lanes_1warp_triton chase_lanes_4warp_triton chase_feat_early_triton chase_feat_late_triton
+transpose_1d_index_bf16_triton transpose_tiled_bf16_triton aos_field_read_fp16_triton deinterleave_stride2_fp32_triton
+layernorm_few_rows_bf16_triton
+softmax_3pass_bf16_cuda sfu_sincos_fp32_cuda nbody_fp32_cuda multipoly_regs_fp32_cuda chase_l2_resident_cuda
+chained_scan_cuda spmv_csr_1warp_fp16_cuda spmv_csr_4warp_fp16_cuda spmv_csr_block704_fp16_cuda histogram_bigsmem_cuda
+stencil2d_bigtile_cuda rowsum_thread_per_row_fp32_cuda rowsum_warp_per_row_fp32_cuda transpose_smem_conflict_cuda
+transpose_smem_padded_cuda transpose_smem_conflict_fp16_cuda batched_matvec_smem_conflict_cuda
+batched_matvec_smem_padded_cuda reduce_few_blocks_fp32_cuda"
+BATCH2="gemm_few_tiles_fp16_triton gemm_tail_fp16_triton gemm_notail_fp16_triton matmul_tutorial_fp16_triton
+matmul_bcast_fp16_triton matmul_dot_fp16_triton conv1d_fma_bf16_triton softmax_spill_triton softmax_tutorial_triton
+sum_2pass_triton scatter_add_hot_rows_triton tiny_softmax_triton tiny_sum_4prog_fp16_triton cublas_gemm_bf16_torch
+sfu_tail_bf16_cuda stencil_iter_tail_cuda mandelbrot_fp32_cuda lane_loop_bf16_cuda warp_loop_bf16_cuda
+stencil_masked_newton_cuda local_hist_dynamic_index_cuda local_hist_smem_cuda bitonic_spill_fp16_cuda
+bitonic_regs_fp16_cuda hgemm_half2_cuda sgemm_naive_fp32_cuda sgemm_smem_tiled_fp32_cuda tiny_saxpy_cuda
+sum_atomic_single_cuda sum_block_then_atomic_cuda histogram_global_atomic_cuda histogram_smem_private_cuda
+copy_vec_fp16_cuda"
+case "${1:-}" in
+  batch1) CELLS=$BATCH1 ;;
+  batch2) CELLS=$BATCH2 ;;
+  "") CELLS="$BATCH1 $BATCH2" ;;
+  *) CELLS="$*" ;;
+esac
+CUDA_CELLS=""; OTHER_CELLS=""
+for c in $CELLS; do
+  if grep -q load_inline "$S/$c.py"; then CUDA_CELLS="$CUDA_CELLS $c"; else OTHER_CELLS="$OTHER_CELLS $c"; fi
+done
+
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/nvtx-*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+export NVCC_APPEND_FLAGS=-lineinfo TORCH_EXTENSIONS_DIR=$W/torch_extensions TORCH_CUDA_ARCH_LIST=9.0
+
+echo "== versions, t=$(elapsed)s"
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi -L
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
+  ncu --version
+  nvcc --version | tail -2
+  python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], '| torch', torch.__version__, 'cuda', torch.version.cuda, '| triton', triton.__version__)"
+  python3 -c "import kernel_lab.builds as b; print('kernel_lab.builds.use_folder_for present:', hasattr(b, 'use_folder_for'))"
+} 2>&1 | tee "$W/logs/versions.txt"
+
+# kernel regex of each cell, from the manifest ("*" = every kernel in the profiled range)
+python3 - "$W" <<'PY'
+import sys, tomllib
+m = tomllib.load(open("tests/data/suite/manifest.toml", "rb"))
+with open(f"{sys.argv[1]}/kernels.txt", "w") as f:
+    for k in m["kernel"]:
+        f.write(f"{k['name']} {k['kernel']}\n")
+from kernel_lab.profiling.sections import DEFAULT_SECTIONS, EXTRA_METRICS
+open(f"{sys.argv[1]}/sections", "w").write(" ".join(f"--section {s}" for s in DEFAULT_SECTIONS))
+open(f"{sys.argv[1]}/metrics", "w").write(",".join(EXTRA_METRICS))
+PY
+SECTIONS=$(cat "$W/sections"); METRICS=$(cat "$W/metrics")
+echo "sections: $SECTIONS" > "$W/logs/collection.txt"; echo "metrics: $METRICS" >> "$W/logs/collection.txt"
+kernel_of() { awk -v n="$1" '$1 == n {print $2}' "$W/kernels.txt"; }
+
+LIMIT=${LIMIT:-590}          # seconds: everything must be packed by then (the device call's limit is 600)
+RESERVE=${RESERVE:-70}       # seconds kept for the CUDA cells' checks and the final packing
+run_ncu() {  # name
+  local name=$1 k; k=$(kernel_of "$1")
+  local t1; t1=$(date +%s)
+  local left=$(( LIMIT - RESERVE - $(elapsed) ))
+  if [ "$left" -lt 25 ]; then echo "NCU $name SKIPPED (time)" | tee -a "$W/logs/summary.txt"; return; fi
+  [ "$left" -gt 120 ] && left=120
+  if [ "$k" = "*" ]; then FILT=(-c 3); else FILT=(-c 1 -k "regex:^($k)(<.*)?$"); fi
+  timeout "$left" ncu --clock-control none --import-source yes --nvtx --nvtx-include "kernel_lab@profile/" "${FILT[@]}" \
+      $SECTIONS --metrics "$METRICS" -f -o "$W/reports/$name" \
+      python3 -m kernel_lab.profiling.runner "$S/$name.py" > "$W/logs/$name.log" 2>&1
+  local rc=$? size; size=$(stat -c %s "$W/reports/$name.ncu-rep" 2>/dev/null || echo none)
+  echo "NCU $name rc=$rc wall=$(( $(date +%s) - t1 ))s size=$size t=$(elapsed)s | $(grep -E '==PROF== Profiling' "$W/logs/$name.log" | tr -d '\r' | sed 's/.*Profiling //' | tr '\n' ';' | cut -c1-200)" \
+    | tee -a "$W/logs/summary.txt"
+  [ -f "$W/reports/$name.ncu-rep" ] && python3 "$S/record_pack.py" add "$W/reports/$name.ncu-rep" "$DEST"  # into $OUT at once
+}
+
+echo "== correctness and timing of the Triton/torch cells (check_time.py; before the builds start, so the CPU is quiet), t=$(elapsed)s"
+[ -n "$OTHER_CELLS" ] && timeout 200 python3 "$S/check_time.py" "$W/checks.json" $(for c in $OTHER_CELLS; do echo "$S/$c.py"; done) 2>&1 | tee "$W/logs/check.txt"
+
+echo "== build the CUDA cells in the background (runner, no GPU visible), t=$(elapsed)s"
+printf '%s\n' $CUDA_CELLS | xargs -P 10 -I{} sh -c \
+  'CUDA_VISIBLE_DEVICES= MAX_JOBS=2 nice -n 10 python3 -m kernel_lab.profiling.runner '"$S"'/{}.py > '"$W"'/logs/build_{}.log 2>&1; echo "built {} rc=$? t=$(( $(date +%s) - '"$T0"' ))s"' \
+  > "$W/logs/builds.txt" 2>&1 &
+BUILD_PID=$!
+
+echo "== ncu: Triton and torch cells (while the CUDA cells build), t=$(elapsed)s"
+for c in $OTHER_CELLS; do run_ncu "$c"; done
+
+echo "== ncu: CUDA cells, each as soon as its build is done, t=$(elapsed)s"
+TODO=" $CUDA_CELLS "
+while [ -n "${TODO// /}" ]; do
+  next=""
+  for c in $TODO; do
+    if grep -q "^built $c " "$W/logs/builds.txt" 2>/dev/null; then next=$c; break; fi
+  done
+  if [ -z "$next" ]; then
+    if ! kill -0 $BUILD_PID 2>/dev/null; then next=$(echo $TODO | awk '{print $1}'); else sleep 2; continue; fi
+  fi
+  run_ncu "$next"
+  TODO=$(echo " $TODO " | sed "s/ $next / /")
+done
+wait $BUILD_PID
+cat "$W/logs/builds.txt"
+
+echo "== correctness and timing of the CUDA cells, t=$(elapsed)s"
+left=$(( LIMIT - 15 - $(elapsed) ))
+[ -n "$CUDA_CELLS" ] && [ "$left" -gt 10 ] && timeout "$left" python3 "$S/check_time.py" "$W/checks.json" $(for c in $CUDA_CELLS; do echo "$S/$c.py"; done) 2>&1 | tee -a "$W/logs/check.txt"
+echo "checked, t=$(elapsed)s"
+
+echo "== pack, t=$(elapsed)s"
+python3 "$S/record_pack.py" finish "$W" "$DEST"
+ls -la "$DEST"
+echo "== summary"
+cat "$W/logs/summary.txt"
+grep -E "^CHECK" "$W/logs/check.txt" | awk '{print $2, $3}' | tr '\n' ';'; echo
+echo "done, t=$(elapsed)s"
