@@ -23,7 +23,7 @@ def outputs(cell) -> str:
 
 
 def test_tour_notebook_runs_in_replay_mode():
-    nb = execute(nbformat.read(ROOT / "notebooks" / "01_profile_tour.ipynb", as_version=4))
+    nb = execute(nbformat.read(ROOT / "notebooks" / "tour_profile.ipynb", as_version=4))
     code = [c for c in nb.cells if c.cell_type == "code"]
     strided = outputs(code[1])
     assert "REPLAYING the recorded report" in strided and "no GPU was used" in strided
@@ -85,7 +85,7 @@ def test_dashboard_is_built_in_a_real_kernel():
 
 
 def test_optimize_tour_notebook_runs_in_replay_mode(tmp_path):
-    nb = nbformat.read(ROOT / "notebooks" / "02_optimize_tour.ipynb", as_version=4)
+    nb = nbformat.read(ROOT / "notebooks" / "tour_optimize.ipynb", as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     code = [c for c in nb.cells if c.cell_type == "code"]
     shown = outputs(code[1])

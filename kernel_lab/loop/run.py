@@ -151,7 +151,7 @@ def optimize(
         for version, candidate in zip(made, proposals):
             say(Event(f"round {round_}: {version.label} proposed: {candidate.explanation}", round_, version.label, "proposed"))
 
-        def judging(index: int, state: str, round_: int = round_) -> None:
+        def judging(index: int, state: str, round_: int = round_, made: list[Version] = made) -> None:
             say(Event(f"round {round_}: {made[index].label} {state}", round_, made[index].label, state))
 
         for version, candidate, verdict in zip(made, proposals, judge.check_many([c.source for c in proposals], judging)):

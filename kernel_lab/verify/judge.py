@@ -60,6 +60,7 @@ CALLS_PER_BATCH = 5
 MIN_SAMPLES, MAX_SAMPLES = 10, 200  # timed calls per side on the headline shape (half on the others)
 FALLBACK_SHARE = 0.5  # own kernels' share of the GPU time under which a candidate is a fall-back
 ROOF_MARGIN = 1.15  # bytes per second over this many times the DRAM peak cannot be real
+SLOWER = 0.8  # a declared shape on which the candidate runs this fraction of the reference's speed, or less, blocks it
 LIBRARY_OP = re.compile(
     r"aten::(mm|addmm|bmm|baddbmm|addbmm|matmul|linear|_scaled_mm|_int_mm|_?convolution|conv(?:\d|_transpose)\w*"
     r"|cudnn_convolution\w*|mkldnn_convolution|_scaled_dot_product\w+)$"
@@ -419,7 +420,7 @@ class _Trial:
                 f"The candidate is {headline.speedup:.1f}× faster than the reference: a speedup over "
                 f"{SUSPICIOUS_SPEEDUP:g}× deserves a second look (does it really do all the work?)."
             )
-        slower = [t for t in shapes if t.significant and t.speedup < 0.9]
+        slower = [t for t in shapes if t.significant and t.speedup < SLOWER]
         if headline is not None and headline.speedup > 1 and slower:
             worst = min(slower, key=lambda t: t.speedup)
             warnings.append(
