@@ -23,6 +23,7 @@ KINDS: tuple[str, ...] = (
     "register_spills",
     "tensor_cores_unused",
     "launch_overhead",
+    "atomic_contention",
 )
 #: Limiters reported with ``low_occupancy``.
 LIMITERS: tuple[str, ...] = ("registers", "shared_memory", "block_size", "warps")
@@ -140,10 +141,17 @@ class Diagnosis:
     kernel: Kernel
     bottlenecks: tuple[Bottleneck, ...]
     not_evaluated: Mapping[str, str] = field(default_factory=dict)  # kind -> why
+    near_roof: Mapping[str, Any] | None = None  # {"roof": "DRAM", "fraction": 0.91} when little is left
+    uncertain: str | None = None  # when two causes explain the same time, or the evidence is weak: what to measure
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kernel": self.kernel.name,
             "bottlenecks": [b.to_dict() for b in self.bottlenecks],
             "not_evaluated": dict(self.not_evaluated),
         }
+        if self.near_roof is not None:
+            out["near_roof"] = dict(self.near_roof)
+        if self.uncertain is not None:
+            out["uncertain"] = self.uncertain
+        return out

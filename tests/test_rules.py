@@ -72,21 +72,26 @@ def test_threshold(kind, below, above):
 
 
 def test_scores_follow_their_documented_formulas():
-    assert evaluate("memory_bound", kernel(**{M.SM_PCT: 10.0, M.MEM_PCT: 80.0})).score == pytest.approx(0.4)
-    assert evaluate("compute_bound", kernel(**{M.SM_PCT: 90.0, M.MEM_PCT: 10.0})).score == pytest.approx(0.45)
-    assert evaluate("latency_bound", kernel(**{M.SM_PCT: 20.0, M.MEM_PCT: 30.0})).score == pytest.approx(0.7)
+    assert evaluate("memory_bound", kernel(**{M.SM_PCT: 10.0, M.MEM_PCT: 80.0})).score == pytest.approx(0.3 * 0.8)
+    assert evaluate("compute_bound", kernel(**{M.SM_PCT: 90.0, M.MEM_PCT: 10.0})).score == pytest.approx(0.3 * 0.9)
+    assert evaluate("latency_bound", kernel(**{M.SM_PCT: 20.0, M.MEM_PCT: 30.0})).score == pytest.approx(0.5 * 0.7)
     assert evaluate("small_grid", kernel(**{M.GRID: 33.0, M.SM_COUNT: 132.0})).score == pytest.approx(0.75)
-    assert evaluate("tail_effect", kernel(**{M.WAVES: 1.25, M.GRID: 330.0, M.SM_COUNT: 132.0})).score == pytest.approx(0.375)
-    assert evaluate("launch_overhead", kernel(**{M.DURATION: 1000.0})).score == pytest.approx(0.8)
+    assert evaluate("tail_effect", kernel(**{M.WAVES: 1.25, M.GRID: 330.0, M.SM_COUNT: 132.0})).score == pytest.approx(0.75 * 0.375)
+    assert evaluate("launch_overhead", kernel(**{M.DURATION: 1000.0})).score == pytest.approx(5000 / 6000)
 
 
-def test_tensor_core_rule_needs_fma_fed_from_loads_and_no_tensor_instructions():
-    matmul = replace(kernel(**{M.SM_PCT: 80.0, M.OPCODE_MIX: 0.0}), opcodes={"FFMA": 50.0, "LDS": 20.0, "IMAD": 30.0})
-    assert evaluate("tensor_cores_unused", matmul).score == pytest.approx(0.8 * 7 / 8)
-    no_loads = replace(matmul, opcodes={"FFMA": 50.0, "IMAD": 50.0})  # a polynomial: arithmetic only
+def test_tensor_core_rule_needs_half_precision_matrix_work_and_no_tensor_instructions():
+    base = {M.DURATION: 1e6, M.OPCODE_MIX: 0.0, M.DRAM_READ: 100.0, M.DRAM_WRITE: 100.0}
+    matmul = replace(kernel(**base), opcodes={"HFMA2": 50.0, "LDS": 20.0, "IMAD": 30.0})
+    found = evaluate("tensor_cores_unused", matmul)
+    assert found.score == pytest.approx(0.95) and found.evidence["matrix_flops"] == 32 * 50 * 4  # capped: 1 - 6400 / 989 TF / 1 ms
+    fp32 = replace(matmul, opcodes={"FFMA": 50.0, "LDS": 20.0, "IMAD": 30.0})  # an fp32 result cannot take tensor cores
+    no_loads = replace(matmul, opcodes={"HFMA2": 50.0, "IMAD": 50.0})  # a polynomial: arithmetic only
     with_tensor = replace(matmul, opcodes={**matmul.opcodes, "HGMMA": 1.0})
-    few_fma = replace(matmul, opcodes={"FFMA": 10.0, "LDS": 5.0, "IMAD": 85.0})
-    assert [evaluate("tensor_cores_unused", k) for k in (no_loads, with_tensor, few_fma)] == [None, None, None]
+    streaming = replace(matmul, metrics={**matmul.metrics, M.DRAM_READ: 1e9})  # no reuse: an elementwise kernel
+    assert [evaluate("tensor_cores_unused", k) for k in (fp32, no_loads, with_tensor, streaming)] == [None] * 4
+    bf16_in_source = replace(fp32, source_files={"cell.py": "a = torch.randn(n, dtype=torch.bfloat16)"})
+    assert evaluate("tensor_cores_unused", bf16_in_source) is not None
 
 
 def test_occupancy_limits_come_from_the_device_not_from_literals():
@@ -108,14 +113,15 @@ def test_regimes_keep_only_what_the_causes_leave_unexplained():
     scores = kinds(strided)
     assert list(scores) == ["uncoalesced_global", "memory_bound"]
     assert scores["uncoalesced_global"] == pytest.approx(0.8)
-    assert scores["memory_bound"] == pytest.approx(0.45 * (1 - 0.8))
+    assert scores["memory_bound"] == pytest.approx(0.3 * 0.9 * (1 - 0.8))
 
 
 def test_a_launch_bound_kernel_scales_everything_inside_it():
     tiny = kernel(**{M.DURATION: 2000.0, M.SM_PCT: 10.0, M.MEM_PCT: 20.0})
     scores = kinds(tiny)
-    assert list(scores)[0] == "launch_overhead" and scores["launch_overhead"] == pytest.approx(0.6)
-    assert scores["latency_bound"] == pytest.approx(0.8 * (1 - 0.6) * (1 - 0.6))
+    launch = 5000 / (5000 + 2000)  # a call costs the launch plus the kernel
+    assert list(scores)[0] == "launch_overhead" and scores["launch_overhead"] == pytest.approx(launch)
+    assert scores["latency_bound"] == pytest.approx(0.5 * 0.8 * (1 - launch) * (1 - launch))
 
 
 def test_findings_under_two_percent_are_dropped():

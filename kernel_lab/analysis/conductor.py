@@ -19,11 +19,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
+from kernel_lab import metrics as M
+from kernel_lab.analysis import roofline
 from kernel_lab.analysis import rules as registry
 from kernel_lab.models import Bottleneck, Diagnosis, Kernel, Profile, RuleResult
 
 MIN_SCORE = 0.02
+NEAR_DRAM_PCT = 75.0  # DRAM throughput at which a memory-bound kernel is near its roof
+#: causes whose fix cuts the work or the bytes themselves: they can win more than the roof leaves
+CUTS_WORK = frozenset(
+    {"uncoalesced_global", "register_spills", "tensor_cores_unused", "warp_divergence", "atomic_contention", "launch_overhead"}
+)
+CLOSE, MIN_CLOSE = 0.8, 0.15  # a second cause within 80% of the first (and at least 15%) makes the ranking uncertain
 
 
 def rule_kind(rule: RuleResult) -> str | None:
@@ -52,6 +61,11 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
             found.append(result)
 
     regimes = registry.regimes()
+    roof = near_roof(kernel)
+    if roof is not None:  # near a roof, a cause that does not cut the work can win at most what is left to it
+        found = [
+            b if b.kind in regimes or b.kind in CUTS_WORK else replace(b, score=min(b.score, 1 - roof["fraction"])) for b in found
+        ]
     causes = [b for b in found if b.kind not in regimes]
     unexplained = math.prod(1 - min(c.score, 1.0) for c in causes)
     launch = next((b for b in found if b.kind == "launch_overhead"), None)
@@ -67,7 +81,32 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
         rules = tuple(r for r in kernel.rules if rule_kind(r) == b.kind)
         ranked.append(replace(b, score=min(max(score, 0.0), 1.0), ncu_rules=rules))
     ranked.sort(key=lambda b: -b.score)
-    return Diagnosis(kernel, tuple(b for b in ranked if b.score >= MIN_SCORE), not_evaluated)
+    kept = tuple(b for b in ranked if b.score >= MIN_SCORE)
+    return Diagnosis(kernel, kept, not_evaluated, roof, uncertainty(kept))
+
+
+def near_roof(kernel: Kernel) -> dict[str, Any] | None:
+    """{"roof", "fraction"} when the kernel is near the roof that binds it (a compute roof, or DRAM bandwidth)."""
+    at = roofline.compute_roof(kernel)
+    if at is not None and at[0] >= roofline.NEAR:
+        return {"roof": at[1], "fraction": round(at[0], 3)}
+    dram = kernel.get(M.DRAM_PCT)
+    if dram is not None and dram >= NEAR_DRAM_PCT:
+        return {"roof": "DRAM", "fraction": round(dram / 100, 3)}
+    return None
+
+
+def uncertainty(ranked: tuple[Bottleneck, ...]) -> str | None:
+    """What to measure next when two causes explain about the same time, else None."""
+    causes = [b for b in ranked if b.kind not in registry.regimes()]
+    if len(causes) >= 2 and causes[1].score >= MIN_CLOSE and causes[1].score >= CLOSE * causes[0].score:
+        first, second = causes[0], causes[1]
+        return (
+            f"Two causes explain about the same time: {first.kind} ({first.score:.0%}) and {second.kind} "
+            f"({second.score:.0%}); the profile cannot tell which one matters more. Fix one of them, profile "
+            "again and compare the durations: the one whose fix saves more is the limiter."
+        )
+    return None
 
 
 def diagnose(profile: Profile) -> list[Diagnosis]:

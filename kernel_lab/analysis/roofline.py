@@ -200,3 +200,29 @@ def roofline(kernel: Kernel) -> KernelRoofline:
         memory=memory,
         notes=tuple(notes),
     )
+
+
+#: what :func:`roofline` reads, for a rule that uses it to declare (its READS)
+READS = (
+    "smsp__sass_thread_inst_executed_op_*",
+    "sm__sass_thread_inst_executed_op_*",
+    "sm__ops_path_tensor_op_*",
+    SMSP_CLOCK,
+    SM_CLOCK,
+    M.DURATION,
+    "dram__*",
+    "lts__*",
+    "l1tex__*",
+    "derived__lts__*",
+    "derived__l1tex__*",
+)
+NEAR = 0.8  # at this fraction of the binding roof or more, a kernel is near its roof
+
+
+def compute_roof(kernel: Kernel) -> tuple[float, str] | None:
+    """(fraction reached, name) of the compute ceiling when it, not DRAM bandwidth, bounds the kernel."""
+    r = roofline(kernel)
+    roof = r.attainable("DRAM")
+    if roof is None or not r.flop_rate or roof[1] == "DRAM":
+        return None
+    return r.flop_rate / roof[0], roof[1]

@@ -54,6 +54,7 @@ BUILTIN = (
     "register_spills",
     "tensor_cores_unused",
     "launch_overhead",
+    "atomic_contention",
 )
 ENTRY_POINTS = "kernel_lab.rules"
 ALWAYS_READABLE = "device__attribute_"

@@ -62,4 +62,4 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         " thread (instruction-level parallelism), and fewer dependent round trips to memory."
     )
     summary = f"Latency-bound: SMs at {sm:.0f}%, memory at {mem:.0f}% of peak"
-    return Bottleneck(KIND, 1 - top / 100, summary, hint, evidence, top_lines(k, "stall_samples"))
+    return Bottleneck(KIND, 0.5 * (1 - top / 100), summary, hint, evidence, top_lines(k, "stall_samples"))

@@ -1,7 +1,9 @@
 """launch_overhead: the kernel is shorter than the cost of launching it.
 
 A launch from Python costs about LAUNCH_COST_NS of CPU time; back-to-back launches of a kernel
-shorter than that leave the GPU waiting for the CPU. Score: (cost - duration) / cost.
+shorter than that leave the GPU waiting for the CPU. A call then costs about the launch plus the kernel, so
+the score is the launch's share, cost / (cost + duration), and the conductor gives everything inside the
+kernel the rest.
 """
 
 from __future__ import annotations
@@ -26,4 +28,4 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         " or capture the sequence of launches in a CUDA graph (torch.cuda.CUDAGraph) and replay it."
     )
     summary = f"Launch overhead: {duration / 1000:.1f} µs kernel vs ~{LAUNCH_COST_NS / 1000:.0f} µs launch cost"
-    return Bottleneck(KIND, (LAUNCH_COST_NS - duration) / LAUNCH_COST_NS, summary, hint, {M.DURATION: duration})
+    return Bottleneck(KIND, LAUNCH_COST_NS / (LAUNCH_COST_NS + duration), summary, hint, {M.DURATION: duration})

@@ -1,8 +1,13 @@
 """low_occupancy: too few warps can be resident per SM to hide latency (ncu's TheoreticalOccupancy).
 
-Score: the missing share of warps (1 - theoretical occupancy) times the headroom to the nearest
-roof (more warps do not help a saturated unit; taken as 1 when throughputs were not collected),
-capped by the idle issue slots.
+Score (Little's law): with more resident warps a latency-bound kernel keeps proportionally more work in
+flight, until a unit saturates; so filling the SM would save 1 - max(theoretical occupancy, busiest unit's
+throughput), of the time warps spend waiting on latency that more warps hide (scoreboard and fixed-latency
+stalls, as a share of all stalls), capped by the idle issue slots.
+
+The limiter is the resource that allows the fewest blocks; on a tie the block count and warps come before
+registers and shared memory (a one-warp program is limited by the block count whatever else ties with it,
+and more warps per program is its fix).
 """
 
 from __future__ import annotations
@@ -13,7 +18,18 @@ from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "low_occupancy"
 NEEDS = ((M.THEORETICAL_OCC, *M.OCCUPANCY_LIMITS.values()),)
-READS = (M.SM_PCT, M.MEM_PCT, M.ISSUE_ACTIVE, M.ACHIEVED_OCC, M.REGISTERS, M.SHARED_PER_BLOCK, M.BLOCK)
+READS = (
+    M.SM_PCT,
+    M.MEM_PCT,
+    M.ISSUE_ACTIVE,
+    M.ACHIEVED_OCC,
+    M.REGISTERS,
+    M.SHARED_PER_BLOCK,
+    M.BLOCK,
+    M.STALL_PREFIX + "*" + M.STALL_SUFFIX,
+)
+HIDDEN_BY_WARPS = ("long_scoreboard", "short_scoreboard", "wait")  # stalls more warps hide
+TIE_ORDER = ("block_size", "warps", "registers", "shared_memory")
 NCU_RULES = ("TheoreticalOccupancy", "AchievedOccupancy")
 NCU_TITLES = ("Block Size",)
 SEARCH = (-1, -1, "smaller tiles and fewer warps per program need fewer registers, so more programs fit per SM")
@@ -54,9 +70,11 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     if theoretical >= THRESHOLD_PCT:
         return None
     limits = {name: k.value(metric) for name, metric in M.OCCUPANCY_LIMITS.items()}
-    limiter = min(limits, key=lambda name: limits[name])  # dict order breaks ties
-    headroom = 1 - max(k.value(M.SM_PCT), k.value(M.MEM_PCT)) / 100 if k.has(M.SM_PCT, M.MEM_PCT) else 1.0
-    caps = [(1 - theoretical / 100) * headroom]
+    limiter = min(TIE_ORDER, key=lambda name: (limits[name], TIE_ORDER.index(name)))
+    busiest = max(k.value(M.SM_PCT), k.value(M.MEM_PCT)) / 100 if k.has(M.SM_PCT, M.MEM_PCT) else 0.0
+    stalls = M.stall_reasons(k)
+    waiting = sum(stalls.get(r, 0.0) for r in HIDDEN_BY_WARPS) / sum(stalls.values()) if stalls and sum(stalls.values()) else 1.0
+    caps = [(1 - max(theoretical / 100, busiest)) * waiting]
     if k.has(M.ISSUE_ACTIVE):
         caps.append(1 - k.value(M.ISSUE_ACTIVE))
     evidence = {M.THEORETICAL_OCC: theoretical, M.OCCUPANCY_LIMITS[limiter]: limits[limiter]}

@@ -1,7 +1,12 @@
-"""register_spills: values that do not fit in registers live in slow local memory.
+"""register_spills: values that live in slow local memory: register spills, or per-thread arrays.
 
-Score: the share of the kernel's memory requests that go to local memory (spills and
-per-thread arrays), weighted by the memory throughput.
+Local memory is per-thread memory in the cache/DRAM hierarchy. The compiler puts values there when registers
+run out (spills: spill instructions), and also arrays a thread indexes at run time (``float buf[64];
+buf[i & 63]``), which registers cannot hold: then there are no spill instructions at all, but the traffic
+is the same. Either way the rule fires on local memory requests, and says which of the two it is.
+
+Score: the share of the kernel's memory requests that go to local memory, weighted by the memory (or SM)
+throughput.
 """
 
 from __future__ import annotations
@@ -19,18 +24,29 @@ SEARCH = (-1, +1, "smaller tiles per thread need fewer registers, so nothing spi
 
 def evaluate(k: Kernel) -> Bottleneck | None:
     spills = k.value(M.SPILL_REQUESTS)
-    if spills <= 0:
-        return None
     local = k.value(M.LOCAL_LD_REQUESTS) + k.value(M.LOCAL_ST_REQUESTS)
+    if local <= 0:
+        return None
     share = local / (local + k.value(M.GLOBAL_LD_REQUESTS) + k.value(M.GLOBAL_ST_REQUESTS) or 1)
     regs = k.get(M.REGISTERS)
+    if spills > 0:
+        what = (
+            f"The compiler ran out of registers{f' ({regs:.0f} per thread)' if regs else ''} and keeps some"
+            f" values in local memory, which lives in the cache/DRAM hierarchy: {count(spills)} spill requests, and"
+        )
+        summary = f"Register spills: {count(spills)} spill requests, {share:.0%} of memory requests local"
+    else:
+        what = (
+            "The kernel keeps a per-thread array in local memory, which lives in the cache/DRAM hierarchy: it is"
+            " indexed at run time, so registers cannot hold it (there are no spills;"
+        )
+        what += " the array itself is the traffic), and"
+        summary = f"Local memory: a per-thread array indexed at run time, {share:.0%} of memory requests local"
     hint = (
-        f"The compiler ran out of registers{f' ({regs:.0f} per thread)' if regs else ''} and keeps some"
-        f" values in local memory, which lives in the cache/DRAM hierarchy: {count(spills)} spill"
-        f" instructions, and {share:.0%} of the kernel's memory requests go to local memory. Hold fewer"
-        " values per thread: smaller tiles per thread (Triton: smaller BLOCK sizes or more num_warps),"
-        " no large per-thread arrays indexed at run time, and a looser __launch_bounds__ / -maxrregcount"
-        " in CUDA."
+        f"{what} {share:.0%} of the kernel's memory requests go to local memory. Hold fewer values per thread:"
+        " index per-thread arrays only with compile-time constants (unrolled loops) or move them to shared"
+        " memory, use smaller tiles per thread (Triton: smaller BLOCK sizes or more num_warps), and a looser"
+        " __launch_bounds__ / -maxrregcount in CUDA."
     )
     evidence = {
         M.SPILL_REQUESTS: spills,
@@ -39,5 +55,4 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     }
     if regs:
         evidence[M.REGISTERS] = regs
-    summary = f"Register spills: {count(spills)} spill instructions, {share:.0%} of memory requests local"
     return Bottleneck(KIND, share * max(k.value(M.MEM_PCT), k.get(M.SM_PCT) or 0) / 100, summary, hint, evidence)

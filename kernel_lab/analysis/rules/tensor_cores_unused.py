@@ -1,48 +1,83 @@
-"""tensor_cores_unused: matrix-multiply-shaped FP work runs on the FMA units, not on tensor cores.
+"""tensor_cores_unused: matrix-multiply work in half precision done on the ordinary FP units.
 
-Matrix-shaped means: fused multiply-adds (FFMA/HFMA2/DFMA) are a large part of the instructions
-and they are fed from loads (between 1/64 and 2 global/shared loads per FMA), as in a loop over
-tiles; a pure arithmetic kernel (no loads) or one of separate adds and multiplies is not. Score: the SM time in that work
-(SM throughput) times the share a tensor core would save (1 - 1/8).
+Matrix work means: multiply-adds (FFMA, HFMA2, or FMUL/HMUL2 followed by FADD/HADD2) are a large share of
+the instructions and are fed from loads at a matrix-like reuse (between 1/32 and 2 loads per multiply-add,
+as in a loop over tiles); a polynomial (no loads) or an elementwise kernel is not. Half precision means the
+cell works on fp16/bf16 data (half instructions, or the types in its source): tensor cores take fp16/bf16
+inputs; an fp32 result that must stay fp32 cannot go through them (TF32 changes its precision), so fp32
+matrix work gets the tiling advice of its other findings instead.
+
+Matrix-like reuse also shows in the arithmetic intensity: at least 10 multiply-add FLOPs per DRAM byte.
+
+Score: the time the multiply-add work would save at the tensor roof, 1 - (its FLOPs / the tensor peak) /
+duration.
 """
 
 from __future__ import annotations
 
+import re
+
 from kernel_lab import metrics as M
+from kernel_lab.analysis.roofline import READS as ROOFLINE_READS
+from kernel_lab.analysis.roofline import roofline
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "tensor_cores_unused"
-NEEDS = ((M.SM_PCT, M.OPCODE_MIX),)
-READS = (M.PIPE_FMA, M.PIPE_TENSOR)
-FMA_OPS = ("FFMA", "HFMA2", "DFMA")
+NEEDS = ((M.DURATION, M.OPCODE_MIX),)
+READS = (M.SM_PCT, M.PIPE_FMA, M.DRAM_READ, M.DRAM_WRITE, *ROOFLINE_READS)
+FMA_OPS = {"FFMA": 2, "HFMA2": 4, "DFMA": 2}  # opcode -> FLOPs per thread
+PAIRS = (("FMUL", "FADD", 2), ("HMUL2", "HADD2", 4))  # a multiply then an add: one multiply-add each
 LOAD_OPS = ("LDS", "LDG", "LDSM", "LD")
 TENSOR_OPS = ("HMMA", "HGMMA", "IMMA", "IGMMA", "DMMA", "QGMMA", "BMMA", "BGMMA")
-MIN_FMA_SHARE = 0.20
+HALF_OPS = ("HFMA2", "HMUL2", "HADD2", "HFMA2.MMA")
+HALF_SOURCE = re.compile(r"\b(bfloat16|float16|__half2?|__nv_bfloat162?|bf16|fp16)\b")
+MIN_INTENSITY = 10.0  # multiply-add FLOPs per DRAM byte: matrix work reuses what it loads
+MIN_SHARE = 0.20
 
 
 def _sum(opcodes, names) -> float:
     return sum(v for op, v in opcodes.items() if op in names)
 
 
+def half_precision(k: Kernel) -> bool:
+    """Whether the kernel works on fp16/bf16 data: half arithmetic (beyond the HFMA2.MMA that compilers use to
+    move registers: at least 2% of the instructions), or half types in its source."""
+    total = sum(k.opcodes.values()) or 1
+    return _sum(k.opcodes, HALF_OPS) / total >= 0.02 or any(HALF_SOURCE.search(text) for text in k.source_files.values())
+
+
 def evaluate(k: Kernel) -> Bottleneck | None:
     ops = k.opcodes
     total = sum(ops.values())
-    if not total or _sum(ops, TENSOR_OPS) > 0:
+    if not total or _sum(ops, TENSOR_OPS) > 0 or not half_precision(k):
         return None
-    fma, loads = _sum(ops, FMA_OPS), _sum(ops, LOAD_OPS)
-    if not fma or fma / total < MIN_FMA_SHARE or not (1 / 64 <= loads / fma <= 2):
+    pairs = [min(ops.get(m, 0), ops.get(a, 0)) for m, a, _ in PAIRS]
+    fmas = _sum(ops, FMA_OPS) + sum(pairs)
+    flops = 32 * (sum(ops.get(op, 0) * f for op, f in FMA_OPS.items()) + sum(n * f for n, (_, _, f) in zip(pairs, PAIRS)))
+    share = (_sum(ops, FMA_OPS) + 2 * sum(pairs)) / total
+    loads = _sum(ops, LOAD_OPS)
+    dram = (k.get(M.DRAM_READ) or 0) + (k.get(M.DRAM_WRITE) or 0)
+    if not fmas or share < MIN_SHARE or not (1 / 32 <= loads / fmas <= 2) or (dram and flops / dram < MIN_INTENSITY):
         return None
-    sm = k.value(M.SM_PCT)
+    ceiling = roofline(k).compute.get("Tensor BF16/FP16")
+    peak = ceiling.value if ceiling else 989.4e12
+    seconds = k.value(M.DURATION) * 1e-9
+    saved = max(0.0, 1 - flops / peak / seconds) if seconds else 0.0
     hint = (
-        f"{fma / total:.0%} of the instructions are scalar floating-point multiply-adds fed from loaded"
-        " tiles: this is matrix-multiply work done on the ordinary FMA units. Tensor cores do the same"
-        " work 8-16x faster. In Triton, compute the tile product with tl.dot(a, b) on fp16/bf16 (or tf32)"
-        " tiles instead of a loop of multiply-adds or tl.sum(a[:, :, None] * b[None, :, :]); in CUDA use"
-        " WMMA/mma.sync (or CUTLASS / cuBLAS) with half-precision inputs and fp32 accumulation."
+        f"{share:.0%} of the instructions are multiply-adds on half-precision data fed from loaded tiles: this is"
+        " matrix-multiply work done on the ordinary FP units. Tensor cores do the same work 8-16x faster. In"
+        " Triton, compute the tile product with tl.dot(a, b) on fp16/bf16 tiles instead of a loop of multiply-adds"
+        " or tl.sum(a[:, :, None] * b[None, :, :]); in CUDA use WMMA/mma.sync (or CUTLASS / cuBLAS) with"
+        " half-precision inputs and fp32 accumulation."
     )
-    evidence = {"fma_instruction_share": round(fma / total, 3), "loads_per_fma": round(loads / fma, 3), M.SM_PCT: sm}
-    for m in (M.PIPE_FMA, M.PIPE_TENSOR):
+    evidence = {
+        "multiply_add_share": round(share, 3),
+        "loads_per_multiply_add": round(loads / fmas, 3),
+        "matrix_flops": flops,
+        "time_at_tensor_roof_us": round(flops / peak * 1e6, 2),
+    }
+    for m in (M.SM_PCT, M.PIPE_FMA):
         if k.has(m):
             evidence[m] = k.value(m)
-    summary = f"Tensor cores unused: {fma / total:.0%} of instructions are scalar FMAs on matrix tiles"
-    return Bottleneck(KIND, sm / 100 * (1 - 1 / 8), summary, hint, evidence)
+    summary = f"Tensor cores unused: {share:.0%} of instructions are multiply-adds on matrix tiles"
+    return Bottleneck(KIND, min(saved, 0.95), summary, hint, evidence)

@@ -1,6 +1,7 @@
 """uncoalesced_global: a warp's global accesses fetch sectors it does not use (ncu's UncoalescedGlobalAccess).
 
-Score: the share of L2 sectors that are excessive, weighted by how busy L2 is (as ncu does).
+Score: the share of L2 sectors that are excessive, weighted by L2 throughput (% of peak): the time the excess
+costs where L2 bandwidth sets the pace, little where latency does.
 Without source counters, falls back to the bytes used per 32-byte sector of global loads.
 """
 
@@ -40,7 +41,9 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         share = excessive / total if total else 0.0
         if share < MIN_EXCESSIVE:
             return None
-        score = share * k.value(M.LTS_ACTIVE) / k.value(M.LTS_ELAPSED)
+        # the wasted sectors cost time in proportion to how busy L2 is (a latency-bound kernel barely feels them)
+        busy = k.value(M.L2_PCT) / 100 if k.has(M.L2_PCT) else k.value(M.LTS_ACTIVE) / k.value(M.LTS_ELAPSED)
+        score = share * busy
         evidence = {M.SECTORS_EXCESSIVE: excessive, M.SECTORS_GLOBAL: total}
         what = (
             f"{share:.0%} of the {count(total)} 32-byte sectors the kernel fetched from L2 for global"
