@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref
+from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref, verdict_lines
 from kernel_lab.models import Bottleneck, Diagnosis
 
 if TYPE_CHECKING:
@@ -92,7 +92,9 @@ def _diagnosis(d: Diagnosis) -> str:
     )
     return (
         f"<div class='kernel'><b>{escape(kernel_line(d.kernel))}</b>"
-        f"<div class='facts'>{escape(' · '.join(kernel_facts(d.kernel)))}</div><ol>{body}</ol>{skipped}</div>"
+        f"<div class='facts'>{escape(' · '.join(kernel_facts(d.kernel)))}</div>"
+        + "".join(f"<div class='note'>{escape(v)}</div>" for v in verdict_lines(d))
+        + f"<ol>{body}</ol>{skipped}</div>"
     )
 
 

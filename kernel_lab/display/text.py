@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING
 
-from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref
+from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref, verdict_lines
 
 if TYPE_CHECKING:
     from kernel_lab.results.profile import Result
@@ -19,6 +19,7 @@ def render(result: Result) -> str:
     for d in result.diagnoses:
         k = d.kernel
         out += ["", kernel_line(k), "  " + " · ".join(kernel_facts(k))]
+        out += [line for v in verdict_lines(d) for line in textwrap.wrap(v, WIDTH, initial_indent="  ", subsequent_indent="  ")]
         if not d.bottlenecks:
             out.append("  No significant bottleneck found in the collected metrics.")
         for rank, b in enumerate(d.bottlenecks, 1):

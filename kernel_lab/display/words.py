@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kernel_lab import metrics as M
-from kernel_lab.models import Kernel, Profile, SourceLine
+from kernel_lab.models import Diagnosis, Kernel, Profile, SourceLine
 from kernel_lab.results.tables import occupancy_limiter
 
 
@@ -41,6 +41,19 @@ def kernel_facts(k: Kernel) -> list[str]:
     if k.has(M.SHARED_PER_BLOCK):
         facts.append(f"{k.value(M.SHARED_PER_BLOCK) / 1024:.1f} KB smem/block")
     return facts
+
+
+def verdict_lines(d: Diagnosis) -> list[str]:
+    """What the diagnosis says as a whole: near its roof (little left), or unsure between two causes."""
+    lines = []
+    if d.near_roof is not None:
+        lines.append(
+            f"Near its roof: at {d.near_roof['fraction']:.0%} of the {d.near_roof['roof']} roof, so little is left to"
+            " gain by tuning; the gains left are in doing less work or moving fewer bytes."
+        )
+    if d.uncertain is not None:
+        lines.append(f"Not sure: {d.uncertain}")
+    return lines
 
 
 def source_ref(s: SourceLine) -> str:

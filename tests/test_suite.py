@@ -1,0 +1,40 @@
+"""The conductor on the evaluation suite (tests/data/suite: 66 kernels recorded on an H100, labelled from their
+metrics): a guard against regressions of what benchmarks/conductor_eval.py measures (benchmarks/CONDUCTOR.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import conductor_eval  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def result():
+    return conductor_eval.evaluate("all")
+
+
+def test_the_conductor_ranks_the_labelled_bottleneck_first_more_often_than_nsight_compute(result):
+    for split in ("tuning", "held_out", "all"):
+        a = result["accuracy"][split]
+        assert a["top1"] > a["ncu_top1"] and a["top3"] == 1.0, (split, a)
+    assert result["accuracy"]["all"]["top1"] >= 0.85 and result["accuracy"]["held_out"]["top1"] >= 0.75
+
+
+def test_only_matrix_work_is_told_to_use_tensor_cores(result):
+    told = {k["name"] for k in result["kernels"] if "tensor_cores_unused" in k["conductor"]}
+    matrix = {"matmul_bcast_fp16_triton", "hgemm_half2_cuda", "conv1d_fma_bf16_triton"}  # manifest: matrix work, no tensor cores
+    assert told == matrix
+
+
+def test_kernels_at_their_roof_are_said_to_be_there(result):
+    near = [k for k in result["kernels"] if k["label"] == "near_roof"]
+    assert len(near) == 12 and sum(k["near_roof"] for k in near) == 12
+
+
+def test_estimates_are_mostly_within_a_factor_of_one_and_a_half(result):
+    factors = [e["factor"] for e in result["estimates"] if e["factor"]]
+    assert len(factors) == 16 and sum(f <= 1.5 for f in factors) / len(factors) >= 0.6
