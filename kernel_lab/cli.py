@@ -9,7 +9,7 @@ from pathlib import Path
 from kernel_lab import options
 from kernel_lab.errors import CellError, KernelLabError
 from kernel_lab.loop import Event
-from kernel_lab.profiling import Progress
+from kernel_lab.profiling import Progress, live
 from kernel_lab.settings import Settings
 
 
@@ -38,6 +38,9 @@ def parser() -> argparse.ArgumentParser:
     diag.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     for sub_parser in (prof, diag):
         sub_parser.add_argument("--html", type=Path, help="also write the diagnosis as a standalone HTML page")
+    sub.add_parser(
+        "install-kernel", help=f"install the Jupyter kernel '{live.DISPLAY_NAME}': %%%%profile then profiles cells in place"
+    )
     opt = sub.add_parser("optimize", help="rewrite a cell's kernel, verify and keep every version")
     opt.add_argument("script", type=Path)
     opt.add_argument("--replay", help="diagnose from this recorded report instead of profiling (no GPU; one round)")
@@ -51,6 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     from kernel_lab import api
 
     try:
+        if args.command == "install-kernel":
+            where = live.install()
+            print(
+                f"Installed '{live.DISPLAY_NAME}' in {where}. Pick it as a notebook's kernel: %%profile then profiles "
+                "cells in place, with the notebook's variables (it needs a GPU and Nsight Compute; elsewhere it says why)."
+            )
+            return 0
         if args.command == "optimize":
             settings = Settings.resolve(options.given(args, options.OPTIMIZE))
             print(api.optimize(args.script, replay=args.replay, on_event=_event, settings=settings))

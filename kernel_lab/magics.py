@@ -21,7 +21,7 @@ from traitlets import Bool, Float, Int, List, TraitType, Unicode
 from kernel_lab import options
 from kernel_lab.frontend import running_cell
 from kernel_lab.loop import Event
-from kernel_lab.profiling import Progress
+from kernel_lab.profiling import Profiler, Progress, live
 from kernel_lab.results.optimize import OptimizeResult
 from kernel_lab.results.profile import Result
 from kernel_lab.settings import Settings
@@ -83,9 +83,11 @@ else:
 class _ProgressView:
     """A live HTML line updated in place (works in JupyterLab, Notebook and nbclient)."""
 
-    def __init__(self) -> None:
+    def __init__(self, where: str = "in a fresh process") -> None:
         self.start = time.monotonic()
-        self.handle = display(HTML("<i>Kernel Lab: running the cell under Nsight Compute…</i>"), display_id=True)
+        self.handle = display(
+            HTML(f"<i>Kernel Lab: running the cell under Nsight Compute, {escape(where)}…</i>"), display_id=True
+        )
 
     def __call__(self, event: Progress) -> None:
         state = f"{event.passes} passes" if event.passes else f"{event.percent}%"
@@ -121,20 +123,24 @@ class KernelLabMagics(_SettingsTraits):
         if args.replay:
             return api.diagnose(args.replay)
         settings = self.settings(options.given(args, options.PROFILE))
-        profiler = profiling.or_replay(args.or_replay) if args.or_replay else profiling.default()
-        if not args.or_replay:
-            preflight(settings.ncu_path)
-        view = _ProgressView()
+        in_place = live.available() and not args.or_replay
+        profiler: Profiler
+        if in_place:
+            profiler = live.LiveProfiler(self.shell.user_ns if self.shell is not None else {})
+        else:
+            profiler = profiling.or_replay(args.or_replay) if args.or_replay else profiling.default()
+            if not args.or_replay:
+                preflight(settings.ncu_path)
+        view = _ProgressView("in place, in this kernel" if in_place else "in a fresh process")
         try:
             result = api.profile(cell, output=args.output, on_progress=view, profiler=profiler, settings=settings)
         except BaseException:
             view.close("Profiling stopped")
             raise
-        view.close(
-            f"Replayed {result.profile.origin}"
-            if result.profile.replay
-            else f"Profiled {len(result.profile.kernels)} kernel launch(es)"
-        )
+        if result.profile.replay:
+            view.close(f"Replayed {result.profile.origin}")
+        else:
+            view.close(f"Profiled {len(result.profile.kernels)} kernel launch(es). {live.status()}")
         return result
 
     @cell_magic

@@ -160,3 +160,48 @@ def test_the_default_rewriter_is_the_same_from_python_as_from_the_cli(tmp_path, 
         server.script(fenced((CELLS / "add_fast.py").read_text()))
         result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("memory_bound"))
     assert [v.origin for v in result.session.versions] == ["original", "llm:test-model"]
+
+
+# --- the profiled live kernel: %%profile in place --------------------------------------------------------
+
+
+def test_the_profiled_kernel_profiles_a_cell_in_place_with_the_notebooks_variables(fake_gpu, tmp_path, monkeypatch):
+    from kernel_lab.profiling import live
+
+    spec = live.install(user=False, prefix=str(tmp_path / "prefix"))
+    monkeypatch.setenv("JUPYTER_PATH", str(Path(spec).parent.parent))
+    monkeypatch.setenv("KERNEL_LAB_NCU", str(FAKE / "ncu"))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext kernel_lab\nimport torch\nx, y = torch.randn(4096), torch.randn(4096)"),
+        nbformat.v4.new_code_cell(
+            "%%profile\nimport triton, triton.language as tl\n\n@triton.jit\n"
+            "def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+            "    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))\n\n"
+            "out = torch.empty_like(x)  # x and y come from the cell above: only in place can this run\n"
+            "add_kernel[(4,)](x, y, out, x.numel(), BLOCK=1024)"
+        ),
+    ]
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=300, kernel_name=live.KERNEL_NAME).execute()
+    shown = outputs(nb.cells[1])
+    assert "Profiled in place in this kernel" in shown and "add_kernel" in shown and "memory_bound" in shown
+    argv = json.loads(fake_gpu.read_text())  # the cut: this cell's range out of the kernel's growing report
+    assert argv[:1] == ["-i"] and argv[argv.index("--nvtx-include") + 1] == "kernel_lab_live@profile/cell_1/"
+    assert argv[argv.index("-k") + 1] == "regex:^(add_kernel)(<.*)?$"
+
+
+def test_without_a_gpu_the_profiled_kernel_starts_and_says_why(tmp_path, monkeypatch):
+    from kernel_lab.profiling import live
+
+    spec = live.install(user=False, prefix=str(tmp_path / "prefix"))
+    monkeypatch.setenv("JUPYTER_PATH", str(Path(spec).parent.parent))
+    monkeypatch.setenv("PATH", f"/usr/bin:/bin:{Path(__import__('sys').executable).parent}")  # no nvidia-smi
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from kernel_lab.profiling import live\nprint(live.status())")]
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=300, kernel_name=live.KERNEL_NAME).execute()
+    assert "started without Nsight Compute (No NVIDIA GPU is visible" in outputs(nb.cells[0])

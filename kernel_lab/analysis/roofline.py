@@ -204,17 +204,24 @@ def roofline(kernel: Kernel) -> KernelRoofline:
 
 #: what :func:`roofline` reads, for a rule that uses it to declare (its READS)
 READS = (
-    "smsp__sass_thread_inst_executed_op_*",
-    "sm__sass_thread_inst_executed_op_*",
-    "sm__ops_path_tensor_op_*",
+    _OP.format("*"),
+    _PEAK_OP.format("*"),
+    _TENSOR.format("*"),
+    _TENSOR.format("*") + ".peak_sustained",
     SMSP_CLOCK,
     SM_CLOCK,
     M.DURATION,
-    "dram__*",
-    "lts__*",
-    "l1tex__*",
-    "derived__lts__*",
-    "derived__l1tex__*",
+    M.DRAM_BW,
+    M.DRAM_PEAK_PER_CYCLE,
+    M.DRAM_CLOCK,
+    "derived__lts__lts2xbar_bytes.sum.per_second",
+    "lts__t_bytes.sum",
+    "lts__lts2xbar_cycles_active.sum.peak_sustained",
+    "lts__cycles_elapsed.avg.per_second",
+    "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second",
+    "l1tex__t_bytes.sum",
+    "l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained",
+    "l1tex__cycles_elapsed.avg.per_second",
 )
 NEAR = 0.8  # at this fraction of the binding roof or more, a kernel is near its roof
 

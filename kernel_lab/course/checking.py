@@ -22,7 +22,7 @@ CORRECT_POINTS = 40  # out of 100: the rest is the target
 CPU_SEEDS, GPU_SEEDS = 1, 3  # the judge adds odd shapes and value variants to the declared ones
 #: a speedup the judge finds suspicious (over 10x) is accepted up to the lesson's plausible bound
 SUSPICIOUS = re.compile(r"faster than the reference: a speedup over", re.IGNORECASE)
-STILL_THERE = 0.05  # a kind the target wants gone still counts when the conductor scores it at least this
+STILL_THERE = 0.03  # a kind the target wants gone still counts when the conductor scores it at least this
 MAIN_SHARE = 0.1  # ... in a kernel that takes at least this share of the version's time
 
 

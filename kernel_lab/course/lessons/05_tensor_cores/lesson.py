@@ -24,8 +24,8 @@ LESSON = Lesson(
     exercises=(
         Diagnose("fma", "example_rank1", "compute_bound",
                  "What limits the FMA version? Name the kind and a metric that shows it.", ask_line=False),
-        Diagnose("diagnose", "naive", "uncoalesced_global",
-                 "What does the conductor rank first for the naive tiled kernel? Kind, line, metric."),
+        Diagnose("diagnose", "naive", "memory_bound",
+                 "What does the conductor rank first for the naive tiled kernel? Kind and metric.", ask_line=False),
         Fix("fix", "naive", "reference", Target(roof="Tensor BF16/FP16", fraction=0.6, speedup=8.0), WORK,
             "Use the tensor cores with tiles big enough: at least 60% of the tensor-core roof and 8x faster.",
             plausible_speedup=40.0),

@@ -18,7 +18,7 @@ LESSON = Lesson(
         Version("cheat_torch", "cheat", "the rotation in PyTorch: the kernel is never launched"),
     ),
     exercises=(
-        Diagnose("diagnose", "naive", "uncoalesced_global",
+        Diagnose("diagnose", "naive", "latency_bound",
                  "What does the conductor rank first for the naive RoPE? Kind, line, metric."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.8),
             Work(2 * 4 * S * H * D + 2 * 4 * S * (D // 2), 3 * S * H * D,
