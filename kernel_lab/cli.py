@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from kernel_lab import options
+from kernel_lab.display.progress import Progress as OptimizeProgress
 from kernel_lab.errors import CellError, KernelLabError
 from kernel_lab.loop import Event
 from kernel_lab.profiling import Progress, live
@@ -21,8 +22,20 @@ def _progress(event: Progress) -> None:
     sys.stderr.flush()
 
 
-def _event(event: Event) -> None:
-    print(event.message, file=sys.stderr, flush=True)
+class _Events:
+    """The loop's events on stderr: every step as a line, and in a terminal a status line rewritten in place."""
+
+    def __init__(self) -> None:
+        self.progress = OptimizeProgress()
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, event: Event) -> None:
+        self.progress.add(event)
+        if self.live:
+            sys.stderr.write("\r\033[K" + event.message + "\n\033[K" + self.progress.line()[:150] + "\r")
+        else:
+            sys.stderr.write(event.message + "\n")
+        sys.stderr.flush()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -63,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "optimize":
             settings = Settings.resolve(options.given(args, options.OPTIMIZE))
-            print(api.optimize(args.script, replay=args.replay, on_event=_event, settings=settings))
+            print(api.optimize(args.script, replay=args.replay, on_event=_Events(), settings=settings))
             return 0
         if args.command == "diagnose":
             result = api.diagnose(args.report)

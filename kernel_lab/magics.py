@@ -19,6 +19,8 @@ from IPython.display import HTML, display
 from traitlets import Bool, Float, Int, List, TraitType, Unicode
 
 from kernel_lab import options
+from kernel_lab.display.html import STYLE
+from kernel_lab.display.progress import Progress as OptimizeProgress
 from kernel_lab.frontend import running_cell
 from kernel_lab.loop import Event
 from kernel_lab.profiling import Profiler, Progress, live
@@ -156,11 +158,11 @@ class KernelLabMagics(_SettingsTraits):
         if args.replay is None:
             preflight(settings.ncu_path)
         log = display(HTML("<i>Kernel Lab: optimizing…</i>"), display_id=True)
-        lines: list[str] = []
+        progress = OptimizeProgress()
 
         def on_event(event: Event) -> None:
-            lines.append(event.message)
-            log.update(HTML("<pre>" + escape("\n".join(lines[-12:])) + "</pre>"))
+            progress.add(event)
+            log.update(HTML(STYLE + progress.html()))
 
         result = api.optimize(cell, replay=args.replay, on_event=on_event, settings=settings)
         result.cell = running_cell()  # lets the panel's Apply put a version into this very cell

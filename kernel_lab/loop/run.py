@@ -28,7 +28,9 @@ class Event:
     message: str
     round: int | None = None
     version: str | None = None  # "v003"
-    state: str | None = None  # "profiling", "rewriting", "verifying", "verified", "note"
+    state: str | None = None  # "note", "profiling", "rewriting", "proposed", "checking", "timing", "done", "verified"
+    outcome: str | None = None  # for "verified": how the version did, in words
+    best: str | None = None  # for "verified": the best version so far, e.g. "v002, 1.84x"
 
 
 Events = Callable[[Event], None]
@@ -156,7 +158,20 @@ def optimize(
 
         for version, candidate, verdict in zip(made, proposals, judge.check_many([c.source for c in proposals], judging)):
             record(session, version, verdict)
-            say(Event(f"round {round_}: {version.label} {outcome(version)}", round_, version.label, "verified"))
+            leader = session.best()
+            so_far = (
+                f"{leader.label}, {leader.speedup:.2f}x" if leader is not session.original and leader.speedup else "the original"
+            )
+            say(
+                Event(
+                    f"round {round_}: {version.label} {outcome(version)}",
+                    round_,
+                    version.label,
+                    "verified",
+                    outcome(version),
+                    so_far,
+                )
+            )
             history.append(Attempt(candidate.explanation, outcome(version)))
         best = session.best()
         if best is current or best.number not in {v.number for v in made}:
