@@ -22,6 +22,16 @@ def _progress(event: Progress) -> None:
     sys.stderr.flush()
 
 
+def _suite_progress(cells: dict) -> None:
+    counts = {state: sum(c.get("status") == state for c in cells.values()) for state in ("done", "running", "waiting", "failed")}
+    best = [f"{name} {c['best']}" for name, c in cells.items() if c.get("best")]
+    line = " · ".join(f"{n} {state}" for state, n in counts.items() if n) + (
+        f" | best so far: {', '.join(best[-3:])}" if best else ""
+    )
+    sys.stderr.write(("\r\033[K" if sys.stderr.isatty() else "") + line + ("" if sys.stderr.isatty() else "\n"))
+    sys.stderr.flush()
+
+
 class _Events:
     """The loop's events on stderr: every step as a line, and in a terminal a status line rewritten in place."""
 
@@ -51,6 +61,14 @@ def parser() -> argparse.ArgumentParser:
     diag.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     for sub_parser in (prof, diag):
         sub_parser.add_argument("--html", type=Path, help="also write the diagnosis as a standalone HTML page")
+    suite = sub.add_parser("optimize-suite", help="optimize every cell of a folder or glob, spread over GPUs with Ray")
+    suite.add_argument("cells", help="a folder of .py cells, or a glob such as 'kernels/*.py'")
+    suite.add_argument("--gpus", help="how many of this machine's GPUs to use, or 'all' (default: all)")
+    suite.add_argument("--ray", dest="ray_address", help="a Ray cluster's address ('auto': the one this machine is in)")
+    suite.add_argument("--replay", help="diagnose every cell from this recorded report (no GPU; one round)")
+    suite.add_argument("--json", action="store_true", help="print the suite's report as JSON")
+    suite.add_argument("--fresh", action="store_true", help="start over instead of resuming a suite that stopped")
+    options.add(suite, options.OPTIMIZE)
     sub.add_parser(
         "install-kernel", help=f"install the Jupyter kernel '{live.DISPLAY_NAME}': %%%%profile then profiles cells in place"
     )
@@ -67,6 +85,22 @@ def main(argv: list[str] | None = None) -> int:
     from kernel_lab import api
 
     try:
+        if args.command == "optimize-suite":
+            from kernel_lab.suite import optimize_suite
+
+            settings = Settings.resolve(options.given(args, options.OPTIMIZE))
+            report = optimize_suite(
+                args.cells,
+                gpus=args.gpus,
+                ray_address=args.ray_address,
+                replay=args.replay,
+                fresh=args.fresh,
+                settings=settings,
+                on_progress=_suite_progress,
+            )
+            sys.stderr.write("\n")
+            print(report.to_json(indent=2) if args.json else report)
+            return 0
         if args.command == "install-kernel":
             where = live.install()
             print(

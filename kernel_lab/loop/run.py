@@ -15,7 +15,7 @@ from kernel_lab.rewrite import cannot_fix
 from kernel_lab.rewrite.base import Attempt, RewriteContext, Rewriter
 from kernel_lab.session import Session, Version
 from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge, Verdict
+from kernel_lab.verify import Judging, Verdict
 
 MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
 REPORT = "profile.ncu-rep"
@@ -81,7 +81,7 @@ def optimize(
     *,
     profiler: Profiler,
     rewriter: Rewriter,
-    judge: Judge,
+    judge: Judging,
     notes: tuple[str, ...] = (),
     on_event: Events | None = None,
 ) -> OptimizeRun:

@@ -6,6 +6,6 @@ subprocess (:mod:`kernel_lab.verify.worker`) so a hanging or crashing candidate 
 
 from __future__ import annotations
 
-from kernel_lab.verify.judge import Judge, Timing, Verdict, verify
+from kernel_lab.verify.judge import Judge, Judging, Timing, Verdict, verify
 
-__all__ = ["Judge", "Timing", "Verdict", "verify"]
+__all__ = ["Judge", "Judging", "Timing", "Verdict", "verify"]

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kernel_lab import hardware
 from kernel_lab.cells import kernel_names
@@ -76,6 +76,12 @@ DATA_OP = re.compile(
 
 
 JudgeEvents = Callable[[int, str], None]  # (candidate index, state)
+
+
+class Judging(Protocol):
+    """What the optimize loop needs of a judge: a round's candidates judged against its reference."""
+
+    def check_many(self, sources: list[str], on_event: JudgeEvents | None = None) -> list[Verdict]: ...
 
 
 class Stopped(Exception):
