@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["analyze", "compare", "diagnose", "load_ipython_extension", "optimize", "profile"]
+__all__ = ["analyze", "compare", "diagnose", "load_ipython_extension", "optimize", "optimize_suite", "profile"]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
@@ -19,6 +19,10 @@ def __getattr__(name: str) -> Any:
         from kernel_lab import api
 
         return getattr(api, name)
+    if name == "optimize_suite":
+        from kernel_lab.suite import optimize_suite
+
+        return optimize_suite
     if name == "samples":
         import importlib
 
