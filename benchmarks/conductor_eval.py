@@ -85,8 +85,17 @@ def ncu_top(d: Diagnosis) -> str:
 def score(entry: dict, d: Diagnosis, held_out: bool) -> Row:
     kinds = [b.kind for b in d.bottlenecks]
     near = d.near_roof is not None
-    row = Row(entry["name"], entry["family"], held_out, entry["primary"], kinds, near, ncu_top(d),
-              duration_ns=d.kernel.get("gpu__time_duration.sum") or 0.0, scores={b.kind: b.score for b in d.bottlenecks})
+    row = Row(
+        entry["name"],
+        entry["family"],
+        held_out,
+        entry["primary"],
+        kinds,
+        near,
+        ncu_top(d),
+        duration_ns=d.kernel.get("gpu__time_duration.sum") or 0.0,
+        scores={b.kind: b.score for b in d.bottlenecks},
+    )
     if entry["primary"] == "near_roof":
         regimes = registry.regimes()
         row.top1 = near and (not kinds or kinds[0] in regimes)
@@ -109,10 +118,18 @@ def estimates(rows: dict[str, Row], entries: list[dict]) -> list[dict]:
         predicted = before.scores.get(e["fixes_kind"], 0.0)
         measured = 1 - after.duration_ns / before.duration_ns if before.duration_ns else 0.0
         ratio = predicted / measured if predicted > 0 and measured > 0 else math.inf
-        out.append({"naive": naive, "fixed": e["name"], "kind": e["fixes_kind"], "predicted_saved": round(predicted, 3),
-                    "measured_saved": round(measured, 3), "speedup_predicted": round(1 / (1 - predicted), 2) if predicted < 1 else None,
-                    "speedup_measured": round(before.duration_ns / after.duration_ns, 2) if after.duration_ns else None,
-                    "factor": round(max(ratio, 1 / ratio), 2) if math.isfinite(ratio) else None})
+        out.append(
+            {
+                "naive": naive,
+                "fixed": e["name"],
+                "kind": e["fixes_kind"],
+                "predicted_saved": round(predicted, 3),
+                "measured_saved": round(measured, 3),
+                "speedup_predicted": round(1 / (1 - predicted), 2) if predicted < 1 else None,
+                "speedup_measured": round(before.duration_ns / after.duration_ns, 2) if after.duration_ns else None,
+                "factor": round(max(ratio, 1 / ratio), 2) if math.isfinite(ratio) else None,
+            }
+        )
     return out
 
 
@@ -124,12 +141,18 @@ def evaluate(split: str = "all") -> dict:
 
     def accuracy(selected: list[Row]) -> dict:
         n = len(selected)
-        return {"kernels": n, "top1": sum(r.top1 for r in selected) / n if n else None,
-                "top3": sum(r.top3 for r in selected) / n if n else None,
-                "ncu_top1": sum(r.ncu_top1 for r in selected) / n if n else None}
+        return {
+            "kernels": n,
+            "top1": sum(r.top1 for r in selected) / n if n else None,
+            "top3": sum(r.top3 for r in selected) / n if n else None,
+            "ncu_top1": sum(r.ncu_top1 for r in selected) / n if n else None,
+        }
 
-    groups = {"tuning": [r for r in rows.values() if not r.held_out], "held_out": [r for r in rows.values() if r.held_out],
-              "all": list(rows.values())}
+    groups = {
+        "tuning": [r for r in rows.values() if not r.held_out],
+        "held_out": [r for r in rows.values() if r.held_out],
+        "all": list(rows.values()),
+    }
     return {
         "split": split,
         "accuracy": {k: accuracy(v) for k, v in groups.items() if v},
@@ -146,13 +169,20 @@ def markdown(result: dict) -> str:
     for r in result["kernels"]:
         mark = "✓" if r["top1"] else "✗"
         held = " (held out)" if r["held_out"] else ""
-        lines.append(f"| {r['name']} | {r['family']}{held} | {r['label']} | {mark} {', '.join(r['conductor'][:3]) or '–'} "
-                     f"| {'yes' if r['near_roof'] else ''} | {'✓' if r['ncu_top1'] else '✗'} {r['ncu']} |")
-    lines += ["", "| naive → fixed | kind fixed | predicted saved | measured saved | predicted / measured speedup | factor |",
-              "|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['name']} | {r['family']}{held} | {r['label']} | {mark} {', '.join(r['conductor'][:3]) or '–'} "
+            f"| {'yes' if r['near_roof'] else ''} | {'✓' if r['ncu_top1'] else '✗'} {r['ncu']} |"
+        )
+    lines += [
+        "",
+        "| naive → fixed | kind fixed | predicted saved | measured saved | predicted / measured speedup | factor |",
+        "|---|---|---|---|---|---|",
+    ]
     for e in result["estimates"]:
-        lines.append(f"| {e['naive']} → {e['fixed']} | {e['kind']} | {e['predicted_saved']:.0%} | {e['measured_saved']:.0%} "
-                     f"| {e['speedup_predicted']} / {e['speedup_measured']} | ×{e['factor']} |")
+        lines.append(
+            f"| {e['naive']} → {e['fixed']} | {e['kind']} | {e['predicted_saved']:.0%} | {e['measured_saved']:.0%} "
+            f"| {e['speedup_predicted']} / {e['speedup_measured']} | ×{e['factor']} |"
+        )
     return "\n".join(lines)
 
 
@@ -169,16 +199,20 @@ def main() -> None:
         print(markdown(result))
     else:
         for split, a in result["accuracy"].items():
-            print(f"{split:9s} {a['kernels']:3d} kernels  conductor top-1 {a['top1']:.0%}  top-3 {a['top3']:.0%}  "
-                  f"Nsight Compute top-1 {a['ncu_top1']:.0%}")
+            print(
+                f"{split:9s} {a['kernels']:3d} kernels  conductor top-1 {a['top1']:.0%}  top-3 {a['top3']:.0%}  "
+                f"Nsight Compute top-1 {a['ncu_top1']:.0%}"
+            )
         for r in result["kernels"]:
             if not r["top1"]:
                 print(f"  miss {r['name']:34s} label {r['label']:22s} conductor {r['conductor'][:3]} near={r['near_roof']}")
         factors = [e["factor"] for e in result["estimates"] if e["factor"]]
         if factors:
             within = sum(f <= 1.5 for f in factors) / len(factors)
-            print(f"estimates: {len(factors)} pairs, {within:.0%} within a factor 1.5 of the measured share of time saved, "
-                  f"median factor {sorted(factors)[len(factors) // 2]:.2f}")
+            print(
+                f"estimates: {len(factors)} pairs, {within:.0%} within a factor 1.5 of the measured share of time saved, "
+                f"median factor {sorted(factors)[len(factors) // 2]:.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ The cells in benchmarks/builds/ are a C++ (CPU) extension, so this runs on the d
 a CUDA cell behaves the same with nvcc. With one build folder per cell source (kernel_lab/builds.py)
 the reference is built once, so the second verification builds only its candidate.
 """
+
 from __future__ import annotations
 
 import argparse

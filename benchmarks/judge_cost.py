@@ -56,8 +56,9 @@ print((time.perf_counter() - t) / 4)
 
 def measure(code: str, package: Path, reference: Path, candidate: Path, device: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(package)}
-    done = subprocess.run([sys.executable, "-c", code, str(reference), str(candidate), device],
-                          capture_output=True, text=True, env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(reference), str(candidate), device], capture_output=True, text=True, env=env, check=True
+    )
     return float(done.stdout.strip().splitlines()[-1])
 
 
@@ -69,13 +70,19 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, default=CELLS / "add_ref.py")
     parser.add_argument("--candidate", type=Path, default=CELLS / "add_fast.py")
     args = parser.parse_args()
-    rows = {("single verify", "before"): [], ("single verify", "after"): [],
-            ("per candidate, 4 in a session", "before"): [], ("per candidate, 4 in a session", "after"): []}
+    rows = {
+        ("single verify", "before"): [],
+        ("single verify", "after"): [],
+        ("per candidate, 4 in a session", "before"): [],
+        ("per candidate, 4 in a session", "after"): [],
+    }
     for _ in range(args.repeats):
         for side, package in (("before", args.before), ("after", ROOT)):
             rows[("single verify", side)].append(measure(SINGLE, package, args.reference, args.candidate, args.device))
         for side, package, code in (("before", args.before, ROUND_BEFORE), ("after", ROOT, ROUND_AFTER)):
-            rows[("per candidate, 4 in a session", side)].append(measure(code, package, args.reference, args.candidate, args.device))
+            rows[("per candidate, 4 in a session", side)].append(
+                measure(code, package, args.reference, args.candidate, args.device)
+            )
     print(f"judge wall time, {args.device}, {args.reference.name} vs {args.candidate.name}, median of {args.repeats}")
     for what in ("single verify", "per candidate, 4 in a session"):
         before, after = (statistics.median(rows[(what, side)]) for side in ("before", "after"))

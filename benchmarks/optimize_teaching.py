@@ -8,6 +8,7 @@ any sample, e.g. low_occupancy_registers): optimize it, profile the best version
 original and best time (the judge's medians, L2 flushed), speedup, the best version's roofline
 position, rounds, wall time. Ends with the geometric-mean speedup.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,9 @@ def main() -> None:
     rows = []
     for cell in cells:
         start = time.monotonic()
-        outcome = kernel_lab.optimize(cell, rounds=args.rounds, candidates=args.candidates, root=args.root,
-                                      on_event=lambda m: print("  ", m, flush=True))
+        outcome = kernel_lab.optimize(
+            cell, rounds=args.rounds, candidates=args.candidates, root=args.root, on_event=lambda m: print("  ", m, flush=True)
+        )
         spent = time.monotonic() - start
         s, best = outcome.session, outcome.best
         roof = "–"
@@ -43,11 +45,26 @@ def main() -> None:
             roof = r.label()
         speedup = best.speedup if best is not s.original else 1.0
         rounds = len({v.parent for v in s.versions if v.parent is not None})
-        rows.append((cell.stem, s.original.time_ms, best.time_ms if best is not s.original else s.original.time_ms, speedup, roof, rounds, spent, outcome.stopped))
+        rows.append(
+            (
+                cell.stem,
+                s.original.time_ms,
+                best.time_ms if best is not s.original else s.original.time_ms,
+                speedup,
+                roof,
+                rounds,
+                spent,
+                outcome.stopped,
+            )
+        )
         print(outcome, flush=True)
-    print(f"\n{'cell':22s} {'orig ms':>8s} {'best ms':>8s} {'speedup':>8s} {'rounds':>6s} {'time s':>7s}  roofline of best / stopped")
+    print(
+        f"\n{'cell':22s} {'orig ms':>8s} {'best ms':>8s} {'speedup':>8s} {'rounds':>6s} {'time s':>7s}  roofline of best / stopped"
+    )
     for name, t0, t1, sp, roof, rounds, spent, stopped in rows:
-        print(f"{name:22s} {t0 or float('nan'):8.3f} {t1 or float('nan'):8.3f} {sp:8.2f} {rounds:6d} {spent:7.0f}  {roof} / {stopped}")
+        print(
+            f"{name:22s} {t0 or float('nan'):8.3f} {t1 or float('nan'):8.3f} {sp:8.2f} {rounds:6d} {spent:7.0f}  {roof} / {stopped}"
+        )
     speedups = [r[3] for r in rows]
     print(f"geometric-mean speedup: {math.exp(sum(math.log(s) for s in speedups) / len(speedups)):.2f}x over {len(rows)} cells")
 

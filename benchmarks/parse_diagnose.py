@@ -7,6 +7,7 @@ report in kernel_lab/samples. Prints, per report: "cold", parse + diagnosis in a
 process (imports of ncu_report included); "warm", the median of 5 more in-process parses +
 diagnoses; "html", the median time to render the notebook view (summary, hints, roofline, source).
 """
+
 from __future__ import annotations
 
 import statistics

@@ -10,6 +10,7 @@ Run on a GPU machine with ncu. For each repeat (alternating, so drift hits both 
   cell plus one ``run(*make_inputs())`` call (every kernel profiled, full set).
 Prints the medians, their ratio, and the replay passes each needed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,22 @@ def kernel_lab_once(cell: Path) -> tuple[float, list[int]]:
 
 def naive_once(cell: Path, workdir: Path) -> tuple[float, list[int]]:
     script = workdir / "naive.py"
-    script.write_text(cell.read_text() + "\n\nif __name__ == '__main__':\n    import torch\n    run(*make_inputs())\n    torch.cuda.synchronize()\n")
-    cmd = [ncu.find_ncu(), "--clock-control", "none", "--set", "full", "-f", "-o", str(workdir / "naive"), sys.executable, str(script)]
+    script.write_text(
+        cell.read_text()
+        + "\n\nif __name__ == '__main__':\n    import torch\n    run(*make_inputs())\n    torch.cuda.synchronize()\n"
+    )
+    cmd = [
+        ncu.find_ncu(),
+        "--clock-control",
+        "none",
+        "--set",
+        "full",
+        "-f",
+        "-o",
+        str(workdir / "naive"),
+        sys.executable,
+        str(script),
+    ]
     start = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return time.perf_counter() - start, [int(p) for p in re.findall(r"- (\d+) passes", out)]
@@ -55,8 +70,11 @@ def main() -> None:
             ours.append(t)
             t, p_naive = naive_once(args.cell, Path(tmp))
             naive.append(t)
-            print(f"repeat {i}: kernel_lab {ours[-1]:.2f} s ({len(p_ours)} launch(es), passes {p_ours}); "
-                  f"naive {naive[-1]:.2f} s ({len(p_naive)} launch(es), passes {p_naive})", flush=True)
+            print(
+                f"repeat {i}: kernel_lab {ours[-1]:.2f} s ({len(p_ours)} launch(es), passes {p_ours}); "
+                f"naive {naive[-1]:.2f} s ({len(p_naive)} launch(es), passes {p_naive})",
+                flush=True,
+            )
     m_ours, m_naive = statistics.median(ours), statistics.median(naive)
     print(f"\ncell: {args.cell.name}")
     print(f"kernel_lab (profile + diagnosis + HTML): median {m_ours:.2f} s  [{min(ours):.2f}-{max(ours):.2f}]")

@@ -165,5 +165,6 @@ class KernelLabMagics(_SettingsTraits):
             log.update(HTML(STYLE + progress.html()))
 
         result = api.optimize(cell, replay=args.replay, on_event=on_event, settings=settings)
+        log.update(HTML(STYLE + progress.finished()))
         result.cell = running_cell()  # lets the panel's Apply put a version into this very cell
         return result

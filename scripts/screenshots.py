@@ -9,6 +9,7 @@ one with %%profile and %%optimize in replay mode), runs all cells and saves OUT_
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import socket
@@ -56,10 +57,25 @@ def main() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     token = secrets.token_hex(16)
+    news = root / ".settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text('{"fetchNews": "false", "checkForUpdates": false}')  # no "get notified?" toast over the output
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root,
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=root,
+        env={**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings")},
     )
     try:
         for _ in range(200):
@@ -80,15 +96,18 @@ def main() -> None:
                 page.get_by_role("menuitem", name="Run").click()
                 page.get_by_text("Run All Cells", exact=True).click()
                 time.sleep(5)
-                page.get_by_text("| Idle").first.wait_for(timeout=600_000)
+                deadline = time.monotonic() + 600
+                while page.locator(".jp-InputArea-prompt", has_text="[*]").count() and time.monotonic() < deadline:
+                    time.sleep(1)  # a cell still running shows [*]
                 time.sleep(3)
                 for width, height in SIZES:
                     page.set_viewport_size({"width": width, "height": height})
                     time.sleep(1)
                     page.screenshot(path=str(out / f"{Path(name).stem}-{width}.png"), full_page=False)
                     for i, cell in enumerate(page.locator(".jp-Cell").all()[1:], 1):
-                        cell.scroll_into_view_if_needed()
-                        page.screenshot(path=str(out / f"{Path(name).stem}-{width}-cell{i}.png"))
+                        output = cell.locator(".jp-Cell-outputArea")
+                        if output.count():
+                            output.first.screenshot(path=str(out / f"{Path(name).stem}-{width}-output{i}.png"))
             browser.close()
     finally:
         server.terminate()

@@ -1,4 +1,4 @@
-"""The code stays lint-clean, formatted and type-checked (ruff and mypy on kernel_lab/, as configured in
+"""The code stays lint-clean, formatted and type-checked (ruff on kernel_lab/, benchmarks/ and scripts/, mypy as configured in
 pyproject.toml); CI runs this with the rest of the suite."""
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ def run(*command: str) -> subprocess.CompletedProcess:
 
 
 def test_ruff_lint_and_format():
-    lint = run("ruff", "check", "kernel_lab")
+    lint = run("ruff", "check", "kernel_lab", "benchmarks", "scripts")
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    formatted = run("ruff", "format", "--check", "kernel_lab")
+    formatted = run("ruff", "format", "--check", "kernel_lab", "benchmarks", "scripts")
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
 
 

@@ -93,10 +93,11 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     front.answer(hello, {"ok": True, "extension": "0.test"})
     assert "Kernel Lab extension 0.test" in front.run("show()")
     assert front.run("pick.value = 2; print(apply.disabled)") == "True\n"  # a wrong version cannot be applied
-    shown = front.run("pick.value = 3; print(apply.disabled, confirm.disabled, apply.tooltip, r.best.label)")
-    assert shown == "True False Blocked by the judge: a fall-back to PyTorch v001\n"  # flagged: blocked until confirmed
-    shown = front.run("confirm.click(); show(); print(apply.disabled, confirm.disabled, r.best.label)")
-    assert "You allowed v003" in shown and "ACTIONS [('confirm', 3, None)]" in shown and shown.endswith("False True v003\n")
+    assert front.run("print(confirm.layout.display)") == "none\n"  # nothing to confirm: no Confirm button
+    shown = front.run("pick.value = 3; print(apply.disabled, confirm.disabled, confirm.layout.display, apply.tooltip, r.best.label)")
+    assert shown == "True False None Blocked by the judge: a fall-back to PyTorch v001\n"  # flagged: blocked until confirmed
+    shown = front.run("confirm.click(); show(); print(apply.disabled, confirm.disabled, confirm.layout.display, r.best.label)")
+    assert "You allowed v003" in shown and "ACTIONS [('confirm', 3, None)]" in shown and shown.endswith("False True none v003\n")
     assert "ACTIONS []" in front.run("undo.click(); show()") and not front.requests
 
     front.run("pick.value = 1; apply.click()")

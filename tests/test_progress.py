@@ -21,3 +21,4 @@ def test_progress_follows_each_candidate_and_the_best_so_far():
     html = p.html()
     assert "correct, 2.34x vs the original" in html and "Best so far: <b>v001, 2.34x</b>" in html and "Replay mode" in html
     assert "BLOCK 64 → 512" in html and "waiting" in html
+    assert "1 candidate(s) judged; best: v001, 2.34x" in p.finished()  # v002 still waiting: not counted

@@ -1,4 +1,5 @@
 """Vector add launched with a tiny block: each program moves only 64 floats."""
+
 import torch
 import triton
 import triton.language as tl

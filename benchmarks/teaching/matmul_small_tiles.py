@@ -1,4 +1,5 @@
 """Matrix multiply with tiny 16x16 tiles and one warp: little reuse, little parallelism per program."""
+
 import torch
 import triton
 import triton.language as tl

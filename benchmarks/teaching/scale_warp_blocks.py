@@ -3,6 +3,7 @@
 An SM holds at most 32 blocks, so 32-thread blocks cap it at 32 of its 64 warps (50% occupancy)
 however little each thread needs: the block size is the occupancy limiter.
 """
+
 import torch
 from torch.utils.cpp_extension import load_inline
 
@@ -25,8 +26,13 @@ torch::Tensor scale(torch::Tensor x, double a, double b) {
 }
 """
 
-module = load_inline("kl_scale_warp_blocks", cpp_sources="torch::Tensor scale(torch::Tensor x, double a, double b);",
-                     cuda_sources=CUDA_SRC, functions=["scale"], extra_cuda_cflags=["-O3", "-lineinfo"])
+module = load_inline(
+    "kl_scale_warp_blocks",
+    cpp_sources="torch::Tensor scale(torch::Tensor x, double a, double b);",
+    cuda_sources=CUDA_SRC,
+    functions=["scale"],
+    extra_cuda_cflags=["-O3", "-lineinfo"],
+)
 
 
 def make_inputs():

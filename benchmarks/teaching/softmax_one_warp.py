@@ -1,4 +1,5 @@
 """Row softmax with one warp per row: each program holds a whole 4096-wide row in one warp."""
+
 import torch
 import triton
 import triton.language as tl

@@ -4,6 +4,7 @@ Written to work for any row width, it makes three passes over the row (max, sum 
 normalise), each a loop of 32-wide loads: 128 trips per pass for a 4096-wide row, with 128
 threads per program holding 32 elements, so most lanes idle and every trip waits on memory.
 """
+
 import torch
 import triton
 import triton.language as tl

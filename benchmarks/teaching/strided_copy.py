@@ -1,4 +1,5 @@
 """Strided gather: neighbouring threads read addresses far apart (uncoalesced)."""
+
 import torch
 import triton
 import triton.language as tl

@@ -12,12 +12,15 @@ if TYPE_CHECKING:
     from kernel_lab.results.profile import Result
 
 STYLE = """<style>
-.kl {font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45; max-width: 980px}
+.kl {font-family: system-ui, sans-serif; font-size: 13px; line-height: 1.45; max-width: min(980px, 100%); box-sizing: border-box; overflow-wrap: anywhere;
+     contain: inline-size}
 .kl .banner {padding: 6px 10px; border-radius: 4px; background: #eef4ff; border-left: 4px solid #3b6fd8}
 .kl .banner.replay {background: #fff6e0; border-left-color: #d89b00}
 .kl .note {color: #8a4b00}
-.kl table {border-collapse: collapse; margin: 6px 0}
-.kl td, .kl th {border: 1px solid #ddd; padding: 2px 6px; text-align: right}
+.kl table {border-collapse: collapse; margin: 6px 0; display: block; max-width: 100%; overflow-x: auto}
+.kl td, .kl th {border: 1px solid #ddd; padding: 2px 6px; text-align: right; overflow-wrap: normal}
+.kl table.summary td, .kl table.summary th {white-space: nowrap}
+.kl table.versions td:last-child, .kl table.versions th:last-child, .kl table.diff th {text-align: left}
 .kl td:first-child, .kl th:first-child {text-align: left}
 .kl .kernel {margin-top: 14px}
 .kl .facts {color: #555}
@@ -53,7 +56,7 @@ def _summary_table(result: Result) -> str:
             text = "–" if value is None or value != value else _SUMMARY_FORMAT.get(col, "{}").format(value)
             cells.append(f"<td>{escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    return f"<table class='summary'><tr>{head}</tr>{''.join(rows)}</table>"
 
 
 def _bottleneck(b: Bottleneck) -> str:

@@ -41,7 +41,8 @@ class Progress:
 
     def html(self) -> str:
         rows = "".join(
-            f"<tr><td>{escape(v)}</td><td>{escape(r)}</td><td>{escape(what[:90])}</td><td>{escape(state)}</td></tr>"
+            f"<tr><td>{escape(v)}</td><td>{escape(r)}</td><td style='text-align:left'>{escape(what[:90])}</td>"
+            f"<td style='text-align:left'>{escape(state)}</td></tr>"
             for v, (r, what, state) in self.rows.items()
         )
         notes = "".join(f"<div class='note'>{escape(n)}</div>" for n in self.lines)
@@ -52,6 +53,11 @@ class Progress:
             f"<div class='kl'>{notes}<div><b>Kernel Lab optimize</b>: {escape(self.step)}</div>{table}"
             f"<div>Best so far: <b>{escape(self.best)}</b></div></div>"
         )
+
+    def finished(self) -> str:
+        """What stays above the result once the loop is over: one line (the result says the rest)."""
+        judged = sum(state not in MARKS.values() for _, _, state in self.rows.values())
+        return f"<div class='kl'><b>Kernel Lab optimize</b>: done, {judged} candidate(s) judged; best: {escape(self.best)}.</div>"
 
     def line(self) -> str:
         """One terminal line: the step, each version's state, the best so far."""

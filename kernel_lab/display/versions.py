@@ -44,8 +44,8 @@ def text(result: OptimizeResult) -> str:
 
 
 def diff_table(before: str, after: str, names: tuple[str, str]) -> str:
-    """A side-by-side HTML diff of two sources (changed lines only, with context)."""
-    return difflib.HtmlDiff(wrapcolumn=90).make_table(before.splitlines(), after.splitlines(), *names, context=True, numlines=3)
+    """A side-by-side HTML diff of two sources (changed lines only, with context); long lines wrap in the browser."""
+    return difflib.HtmlDiff().make_table(before.splitlines(), after.splitlines(), *names, context=True, numlines=3)
 
 
 def before_after(result: OptimizeResult) -> str:
@@ -71,7 +71,9 @@ def _compared(before: Path, after: Path) -> str:
 
 
 DIFF_STYLE = (
-    "<style>.kl table.diff td {text-align:left; font-family: monospace; font-size: 12px}"
+    "<style>.kl table.diff {display: table; width: 100%; table-layout: fixed}"  # both sides share the width
+    " .kl table.diff colgroup:nth-of-type(3n+1) {width: 1.4em} .kl table.diff colgroup:nth-of-type(3n+2) {width: 3.2em}"
+    " .kl table.diff td {text-align: left; font-family: monospace; font-size: 12px; white-space: normal; overflow-wrap: anywhere}"
     " .diff_add {background:#dfd} .diff_chg {background:#ffa} .diff_sub {background:#fdd}</style>"
 )
 
@@ -83,7 +85,7 @@ def header(result: OptimizeResult) -> str:
     return (
         f"<div class='kl'><div class='banner'>Kernel Lab optimize: {len(s.versions)} version(s) kept in "
         f"<code>{escape(str(s.path))}</code>; stopped: {escape(result.stopped)}.</div>{warnings}"
-        f"{s.table().to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}')}</div>"
+        f"{s.table().to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}', classes='versions')}</div>"
     )
 
 

@@ -72,6 +72,7 @@ def panel(result: OptimizeResult) -> widgets.VBox:
         )
         reject_button.disabled = chosen is session.original or chosen.number in session.rejected
         confirm_button.disabled = not session.blocked(chosen)
+        confirm_button.layout.display = None if session.blocked(chosen) else "none"  # shown only when it means something
         undo_button.disabled = not session.actions()
 
     def answered(done: str) -> Any:
@@ -123,5 +124,7 @@ def panel(result: OptimizeResult) -> widgets.VBox:
     refresh()
     say("Checking whether this front end lets Kernel Lab edit cells… (no answer: it cannot; `.apply(N)` inserts version N below)")
     request({"action": "hello"}, on_hello)
+    for button in (apply_button, reject_button, confirm_button, undo_button):
+        button.layout.width = "auto"  # room for "Apply v012 to cell"
     buttons = widgets.HBox([pick, apply_button, reject_button, confirm_button, undo_button])
     return widgets.VBox([table, buttons, status, details, widgets.HTML(before_after(result)), errors])
