@@ -90,9 +90,9 @@ def main() -> None:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
             for name in names:
                 page = browser.new_page(viewport={"width": SIZES[0][0], "height": SIZES[0][1]})
-                page.goto(f"http://127.0.0.1:{port}/lab/tree/{name}?token={token}")
+                page.goto(f"http://127.0.0.1:{port}/lab/workspaces/{Path(name).stem}/tree/{name}?token={token}")  # one tab each
                 page.get_by_text("| Idle").first.wait_for(timeout=120_000)
-                page.locator(".jp-NotebookPanel").first.click()
+                page.locator(".jp-NotebookPanel:visible").first.click()
                 page.get_by_role("menuitem", name="Run").click()
                 page.get_by_text("Run All Cells", exact=True).click()
                 time.sleep(5)
@@ -106,7 +106,8 @@ def main() -> None:
                     page.screenshot(path=str(out / f"{Path(name).stem}-{width}.png"), full_page=False)
                     for i, cell in enumerate(page.locator(".jp-Cell").all()[1:], 1):
                         output = cell.locator(".jp-Cell-outputArea")
-                        if output.count():
+                        box = output.first.bounding_box() if output.count() else None
+                        if box and box["height"] > 2:  # a cell without output has an empty, hidden area
                             output.first.screenshot(path=str(out / f"{Path(name).stem}-{width}-output{i}.png"))
             browser.close()
     finally:

@@ -183,7 +183,7 @@ def test_progress_is_kept_on_disk_and_survives_a_restart(tmp_path):
     ).stdout
     assert "01_roofline.axpy" in fresh and "100" in fresh and "2 of" not in fresh
     html = course.progress()._repr_html_()
-    assert "<table>" in html and "01_roofline" in html
+    assert "<table class='text'>" in html and "01_roofline" in html
 
 
 # ---------------------------------------------------------------- fix checks without a GPU
@@ -253,7 +253,8 @@ def test_the_unchanged_starter_is_not_graded():
 def test_a_solution_is_hidden_until_clicked():
     s = course.solution("02_coalescing.fix")
     html = s._repr_html_()
-    assert html.startswith("<details>") and "Show the reference solution" in html
+    body = html.split("<div class='kl'>", 1)[1]  # after Kernel Lab's style, everything is inside the closed <details>
+    assert body.startswith("<details>") and body.endswith("</details></div>") and "Show the reference solution" in html
     assert s.source == course.cell("02_coalescing", "reference") and "faster on the H100" in str(s)
 
 

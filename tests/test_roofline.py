@@ -94,3 +94,25 @@ def test_html_page_renders_the_roofline_in_a_browser(tmp_path):
     expected = sum(1 for level in LEVELS if r.intensity(level))
     assert len(re.findall(r'class="point"', dom)) == expected  # one marker per memory level
     assert "at " in dom and "roof" in dom
+
+
+def test_labels_of_close_kernels_do_not_overlap():
+    from kernel_lab.display.roofline import _label_places
+
+    labels = ["example_block256 (add_kernel)<br>at 92% of the DRAM roof"] * 4
+    close = [(0.083, 0.28), (0.085, 0.29), (0.18, 0.55), (0.4, 0.8)]  # two almost on top of each other
+    places = _label_places(close, labels, (0.01, 400.0), (0.03, 1400.0))
+    assert places[0] == "top center" and places[1] != "top center"  # the second one moves, or goes unlabelled
+    far = [(0.01 * 100**i, 0.1) for i in range(3)]  # two decades apart: room for every label above its point
+    assert _label_places(far, labels[:3], (0.01, 400.0), (0.03, 1400.0)) == ["top center"] * 3
+
+
+def test_the_chart_names_each_labelled_kernel_once_and_every_kernel_on_hover():
+    from kernel_lab.display.roofline import figure
+
+    names = ("memory_bound", "launch_overhead", "low_occupancy_shared", "low_occupancy_registers", "small_grid", "bf16_gemm")
+    points = [roofline(k) for name in names for k in report.load(samples.report(name)).kernels]
+    (dram,) = [t for t in figure(points).data if t.name == "kernels (DRAM intensity)"]
+    assert len(dram.hovertext) == len(points) and all(dram.hovertext)  # every kernel says what it is on hover
+    shown = [t for t in dram.text if t]
+    assert 1 <= len(shown) < len(points) and len(set(shown)) == len(shown)  # crowded points: some go unlabelled

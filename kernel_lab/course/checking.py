@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kernel_lab.course import catalog, progress
 from kernel_lab.course.facts import Facts, facts, of_result
 from kernel_lab.course.model import Fix, Lesson, Target
+from kernel_lab.display.html import boxed
 
 if TYPE_CHECKING:
     from kernel_lab.verify import Verdict
@@ -127,6 +128,7 @@ class CheckResult:
         lines += [f"  recorded on the H100: {f.sentence()}" for f in self.shown]
         return "\n".join(lines)
 
+    @boxed
     def _repr_html_(self) -> str:
         color = "#2e7d32" if self.passed else "#c62828" if self.status in ("wrong", "flagged") else "#ef6c00"
         items = "".join(f"<li>{html.escape(m)}</li>" for m in self.messages)
@@ -139,7 +141,7 @@ class CheckResult:
             f"<div><p><b style='color:{color}'>{html.escape(self.status)}</b> — <b>{self.score}/100</b> "
             f"<code>{html.escape(self.exercise)}</code> <small>target: {html.escape(self.target.describe())}</small></p>"
             f"<ul>{items}</ul>"
-            + (f"<table>{crit}</table>" if crit else "")
+            + (f"<table class='text'>{crit}</table>" if crit else "")
             + (f"<p>Recorded on the H100:</p><ul>{shown}</ul>" if shown else "")
             + "</div>"
         )
@@ -406,6 +408,7 @@ class Solution:
             f"{self.before.duration_us / self.after.duration_us:.2f}x faster on the H100."
         )
 
+    @boxed
     def _repr_html_(self) -> str:
         speed = self.before.duration_us / self.after.duration_us
         return (

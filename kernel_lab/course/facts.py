@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel_lab import metrics as M
 from kernel_lab.course.model import Lesson, Work
+from kernel_lab.display.html import boxed
 
 if TYPE_CHECKING:
     from kernel_lab.analysis.roofline import KernelRoofline
@@ -131,6 +132,7 @@ class Facts:
     def __str__(self) -> str:
         return self.sentence()
 
+    @boxed
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td><code>{html.escape(k.name)}</code></td><td>{k.duration_us:,.1f} µs</td><td>{html.escape(k.label)}</td>"
@@ -138,7 +140,7 @@ class Facts:
             for k in self.kernels
         )
         return (
-            f"<p>{html.escape(self.sentence())}</p><table><tr><th>kernel</th><th>duration</th>"
+            f"<p>{html.escape(self.sentence())}</p><table class='text'><tr><th>kernel</th><th>duration</th>"
             f"<th>roofline (dashboard)</th><th>top bottleneck</th></tr>{rows}</table>"
         )
 

@@ -13,6 +13,7 @@ from kernel_lab import metrics as M
 from kernel_lab.course import catalog, progress
 from kernel_lab.course.facts import Facts, KernelFacts, mb, of_result, work_and_roof
 from kernel_lab.course.model import Diagnose, Estimate, Lesson
+from kernel_lab.display.html import boxed
 from kernel_lab.models import KINDS, LIMITERS
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ class Feedback:
         lines.append(f"  The profile: {self.summary}")
         return "\n".join(lines)
 
+    @boxed
     def _repr_html_(self) -> str:
         color = {"right": "#2e7d32", "partly": "#ef6c00", "wrong": "#c62828", "missing": "#757575"}
         rows = "".join(
@@ -91,7 +93,7 @@ class Feedback:
         return (
             f"<div><p><b>{html.escape(self.exercise)}</b>: <b>{self.score}/100</b> "
             f"<small>(checked against {html.escape(self.against)})</small></p>"
-            f"<table>{rows}</table><p><i>The profile:</i> {html.escape(self.summary)}</p></div>"
+            f"<table class='text'>{rows}</table><p><i>The profile:</i> {html.escape(self.summary)}</p></div>"
         )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from kernel_lab.course import catalog
 from kernel_lab.course.model import Lesson
+from kernel_lab.display.html import boxed
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,14 @@ class Lessons:
     def __str__(self) -> str:
         return "\n".join(f"{x.number:2d}. {x.title} — {x.summary}  (notebooks/{x.id}.ipynb)" for x in self.items)
 
+    @boxed
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td>{x.number}</td><td><b>{html.escape(x.title)}</b></td><td>{html.escape(x.summary)}</td>"
             f"<td><code>notebooks/{x.id}.ipynb</code></td><td>{', '.join(e.id for e in x.exercises)}</td></tr>"
             for x in self.items
         )
-        return f"<table><tr><th></th><th>lesson</th><th>what you learn</th><th>notebook</th><th>exercises</th></tr>{rows}</table>"
+        return f"<table class='text'><tr><th></th><th>lesson</th><th>what you learn</th><th>notebook</th><th>exercises</th></tr>{rows}</table>"
 
 
 def lessons() -> Lessons:
@@ -77,11 +79,12 @@ class VersionTable:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
+    @boxed
     def _repr_html_(self) -> str:
         head = f"<tr><th>version</th><th>time</th><th>vs {html.escape(self.rows[0].version) if self.rows else ''}</th>"
         head += "<th>share of the roof</th><th>DRAM traffic</th><th>top bottleneck</th></tr>"
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self._cells())
-        return f"<table>{head}{body}</table><p><small>Recorded on the {html.escape(self.rows[0].device) if self.rows else 'GPU'}.</small></p>"
+        return f"<table class='text'>{head}{body}</table><p><small>Recorded on the {html.escape(self.rows[0].device) if self.rows else 'GPU'}.</small></p>"
 
 
 def table(lesson_id: str | int, versions: list[str] | None = None) -> VersionTable:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernel_lab.display.html import boxed
+
 RELATIVE = Path(".kernel_lab") / "course" / "progress.json"
 
 
@@ -74,6 +76,7 @@ class Progress:
             )
         return "\n".join(lines)
 
+    @boxed
     def _repr_html_(self) -> str:
         body = []
         for lesson, exercise, kind, status, best, attempts in self.rows:
@@ -87,7 +90,7 @@ class Progress:
         return (
             f"<p><b>Course progress</b>: {self.done} of {len(self.rows)} exercises done, score {self.score}/100 "
             f"<small>(kept in <code>{html.escape(str(self.where))}</code>)</small></p>"
-            "<table><tr><th>lesson</th><th>exercise</th><th>kind</th><th>best score</th><th>last result</th><th>tries</th></tr>"
+            "<table class='text'><tr><th>lesson</th><th>exercise</th><th>kind</th><th>best score</th><th>last result</th><th>tries</th></tr>"
             + "".join(body)
             + "</table>"
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref, verdict_lines
 from kernel_lab.models import Bottleneck, Diagnosis
@@ -21,6 +23,7 @@ STYLE = """<style>
 .kl td, .kl th {border: 1px solid #ddd; padding: 2px 6px; text-align: right; overflow-wrap: normal}
 .kl table.summary td, .kl table.summary th {white-space: nowrap}
 .kl table.versions td:last-child, .kl table.versions th:last-child, .kl table.diff th {text-align: left}
+.kl table.text td, .kl table.text th {text-align: left; vertical-align: top}
 .kl td:first-child, .kl th:first-child {text-align: left}
 .kl .kernel {margin-top: 14px}
 .kl .facts {color: #555}
@@ -29,6 +32,17 @@ STYLE = """<style>
 .kl .score {color: #777}
 .kl pre {background: #f7f7f7; padding: 4px 8px; margin: 4px 0; white-space: pre-wrap}
 </style>"""
+
+
+def boxed(render: Callable[[Any], str]) -> Callable[[Any], str]:
+    """For a ``_repr_html_``: its HTML in Kernel Lab's style, the same in every notebook view."""
+
+    @functools.wraps(render)
+    def styled(self: Any) -> str:
+        return f"{STYLE}<div class='kl'>{render(self)}</div>"
+
+    return styled
+
 
 _SUMMARY_FORMAT = {
     "duration_us": "{:.1f}",

@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 TERA = 1e12
+PLOT_PX = (700.0, 330.0)  # the plot area's size, roughly, for keeping labels apart
+CHAR_PX, LINE_PX = 6.5, 15.0
+PLACES = ("top center", "bottom center", "middle right", "middle left")
 LEVEL_STYLE = {"DRAM": ("circle", "#d62728"), "L2": ("diamond", "#2ca02c"), "L1": ("square", "#1f77b4")}
 COMPUTE_COLOR = "#555"
 
@@ -66,25 +69,29 @@ def figure(
                 legendgroup="roofs",
             )
         )
+    ys = [r.flop_rate / TERA for r in rooflines if r.flop_rate > 0] + [c.value / TERA for c in compute.values()]
+    y_range = (min(ys, default=1) / 10, max(ys, default=1) * 10)
     for level in LEVELS:
-        placed = [r for r in rooflines if r.flop_rate > 0 and r.intensity(level)]
+        placed = [(r, x) for r in rooflines if r.flop_rate > 0 and (x := r.intensity(level))]
         if not placed:
             continue
         symbol, color = LEVEL_STYLE[level]
+        labels = [f"{r.kernel}<br>{r.label(level)}" for r, _ in placed] if level == "DRAM" else []  # DRAM points named
+        places = _label_places([(x, r.flop_rate / TERA) for r, x in placed], labels, (x0, x1), y_range) if labels else []
         fig.add_trace(
             go.Scatter(
-                x=[r.intensity(level) for r in placed],
-                y=[r.flop_rate / TERA for r in placed],
-                mode="markers+text" if level == "DRAM" else "markers",
-                text=[f"{r.kernel}<br>{r.label(level)}" for r in placed] if level == "DRAM" else None,
-                textposition="top center",
+                x=[x for _, x in placed],
+                y=[r.flop_rate / TERA for r, _ in placed],
+                mode="markers+text" if labels else "markers",
+                text=[label if place else "" for label, place in zip(labels, places, strict=True)] or None,
+                textposition=[place or "top center" for place in places] or None,
                 name=f"kernels ({level} intensity)",
                 marker={"symbol": symbol, "size": 12, "color": color, "line": {"width": 1, "color": "black"}},
                 hovertext=[
                     f"<b>{r.kernel}</b><br>{r.precision}: {r.flop_rate / TERA:.3g} TFLOP/s<br>"
-                    f"{level}: {r.intensity(level):.3g} FLOP/byte, {r.byte_rates[level] / TERA:.3g} TB/s<br>"
+                    f"{level}: {x:.3g} FLOP/byte, {r.byte_rates[level] / TERA:.3g} TB/s<br>"
                     f"{r.label(level)}<br>top bottleneck: {top.get((r.kernel, r.launch), 'none')}"
-                    for r in placed
+                    for r, x in placed
                 ],
                 hoverinfo="text",
             )
@@ -111,14 +118,13 @@ def figure(
         fig.add_annotation(
             text="<br>".join(unplaced), xref="paper", yref="paper", x=0, y=-0.18, yanchor="top", showarrow=False, align="left"
         )
-    ys = [r.flop_rate / TERA for r in rooflines if r.flop_rate > 0] + [c.value / TERA for c in compute.values()]
     fig.update_layout(
         title=title,
         xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
         yaxis={
             "type": "log",
             "title": "performance (TFLOP/s)",
-            "range": [_log(min(ys, default=1) / 10), _log(max(ys, default=1) * 10)],
+            "range": [_log(y_range[0]), _log(y_range[1])],
         },
         template="plotly_white",
         height=480 + 18 * len(unplaced),
@@ -126,6 +132,36 @@ def figure(
         legend={"font": {"size": 10}},
     )
     return fig
+
+
+def _label_places(
+    points: list[tuple[float, float]], labels: list[str], x_range: tuple[float, float], y_range: tuple[float, float]
+) -> list[str | None]:
+    """Where each point's label goes so that no two labels overlap: above, below, right or left of the point,
+    or nowhere (its hover text still says it). Greedy, in the order given; sizes in the plot's pixels, roughly."""
+    sx = PLOT_PX[0] / (_log(x_range[1]) - _log(x_range[0]))
+    sy = PLOT_PX[1] / (_log(y_range[1]) - _log(y_range[0]))
+    taken: list[tuple[float, float, float, float]] = []
+    out: list[str | None] = []
+    for (x, y), label in zip(points, labels, strict=True):
+        lines = label.split("<br>")
+        w, h = CHAR_PX * max(map(len, lines)), LINE_PX * len(lines)
+        px, py = _log(x) * sx, _log(y) * sy
+        boxes = {
+            "top center": (px - w / 2, py + 8, px + w / 2, py + 8 + h),
+            "bottom center": (px - w / 2, py - 8 - h, px + w / 2, py - 8),
+            "middle right": (px + 10, py - h / 2, px + 10 + w, py + h / 2),
+            "middle left": (px - 10 - w, py - h / 2, px - 10, py + h / 2),
+        }
+        place = next((p for p in PLACES if not any(_overlap(boxes[p], t) for t in taken)), None)
+        if place:
+            taken.append(boxes[place])
+        out.append(place)
+    return out
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _highest(ceilings) -> dict:
