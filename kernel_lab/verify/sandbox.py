@@ -206,8 +206,8 @@ class Sandbox:
         self.folder: Path | None = None
         self.sizes: set[int] = set()
         self.inputs: dict[int, tuple] = {}  # input set id -> tensors on the device, as made
-        self.launches: list[tuple[str, tuple]] = []
-        watch_triton_launches(lambda file, args: self.launches.append((file, args)))
+        self.launches: list[tuple[str, set[int]]] = []  # (kernel's file, storages of its tensor arguments)
+        watch_triton_launches(lambda file, args: self.launches.append((file, _storages(args))))
 
     # requests ------------------------------------------------------------------------------------------
 
@@ -342,8 +342,10 @@ class Sandbox:
         if device.type == "cuda":
             activities.append(torch.profiler.ProfilerActivity.CUDA)
         self.launches.clear()
+        self.sizes.update(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
+        poison(device, self.sizes)  # before the profiler starts: its fills are not the cell's work
         with torch.profiler.profile(activities=activities) as prof:
-            out = self._call(inputs)
+            out = self._call(inputs, poisoned=True)
         outputs = leaves(out)
         kernels: dict[str, float] = {}
         ops: set[str] = set()
@@ -352,8 +354,8 @@ class Sandbox:
                 kernels[e.name] = kernels.get(e.name, 0.0) + _device_time(e)
             elif e.name.startswith("aten::"):
                 ops.add(e.name)
-        mine = [args for file, args in self.launches if file == str(self.cell.path)]
-        written = {a.untyped_storage().data_ptr() for args in mine for a in args if isinstance(a, torch.Tensor)}
+        mine = [storages for file, storages in self.launches if file == str(self.cell.path)]
+        written = set().union(*mine)
         return {
             "kernels": kernels,
             "ops": sorted(ops),
@@ -376,6 +378,7 @@ class Sandbox:
         buffers = clone(bases[0])
         flush = torch.empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
         generator = torch.Generator().manual_seed(secret)
+        self.launches.clear()
         events, walls, prints, strays = [], [], [], 0
         baseline = {t.ident for t in threading.enumerate()}
         for j in range(calls):
@@ -424,12 +427,14 @@ class Sandbox:
             self.inputs[set_id] = tuple(v.to(target) if isinstance(v, torch.Tensor) else v for v in saved)
         return self.inputs[set_id]
 
-    def _call(self, inputs: tuple) -> Any:
-        """``run(*inputs)`` on poisoned memory; what it left running (threads, device work) is waited for."""
+    def _call(self, inputs: tuple, *, poisoned: bool = False) -> Any:
+        """``run(*inputs)`` on poisoned memory (``poisoned``: already done); what it left running (threads,
+        device work) is waited for."""
         assert self.cell is not None
         device = device_of(inputs)
-        self.sizes.update(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
-        poison(device, self.sizes)
+        if not poisoned:
+            self.sizes.update(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
+            poison(device, self.sizes)
         before = {t.ident for t in threading.enumerate()}
         out = self.cell.run(inputs)
         for t in [t for t in threading.enumerate() if t.ident not in before]:
@@ -437,6 +442,12 @@ class Sandbox:
         synchronize(device)
         self.sizes.update(t.nbytes for t in leaves(out))
         return out
+
+
+def _storages(args: tuple) -> set[int]:
+    """Where a launch's tensor arguments live (addresses only: holding the tensors would keep every
+    timed call's output alive)."""
+    return {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
 
 
 def _vary(inputs: tuple, variant: str) -> tuple:
