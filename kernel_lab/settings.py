@@ -49,6 +49,10 @@ class Settings:
     model: str | None = _option(None, "LLM model name for --rewriter llm", env="KERNEL_LAB_MODEL")
     base_url: str | None = _option(None, "OpenAI-compatible server (default https://api.openai.com/v1)", env="OPENAI_BASE_URL")
     candidates: int = _option(4, "candidates verified per round")
+    screen: int = _option(
+        64, "launch configurations measured quickly per round before the fastest are verified (0: verify each in full)"
+    )
+    screen_budget: float = _option(90.0, "seconds of quick measurements per round at most")
     time_budget: float | None = _option(None, "stop starting new rounds after this many seconds")
     seeds: int = _option(3, "fresh random input sets per shape when checking a candidate")
     rtol: float | None = _option(None, "relative tolerance (default: by dtype)")

@@ -95,15 +95,22 @@ class KernelRoofline:
             return None
         return (ai * mem.value, level) if ai * mem.value < comp.value else (comp.value, comp.name)
 
-    def label(self, level: str = "DRAM") -> str:
-        """'at 86% of the DRAM roof', or what can be said without FLOPs or ceilings."""
+    def reached(self, level: str = "DRAM") -> tuple[float, str] | None:
+        """(fraction, roof) of the roof that bounds the kernel, or of ``level``'s bandwidth without FLOPs."""
         roof = self.attainable(level)
         if roof is not None and self.flop_rate > 0:
-            return f"at {self.flop_rate / roof[0]:.0%} of the {roof[1]} roof"
+            return self.flop_rate / roof[0], roof[1]
         mem, rate = self.memory.get(level), self.byte_rates.get(level)
-        if mem is not None and rate:
-            return f"no floating-point work; {level} at {rate / mem.value:.0%} of its bandwidth"
-        return "no roofline metrics in this report"
+        return (rate / mem.value, level) if mem is not None and rate else None
+
+    def label(self, level: str = "DRAM") -> str:
+        """'at 86% of the DRAM roof', or what can be said without FLOPs or ceilings."""
+        reached = self.reached(level)
+        if reached is None:
+            return "no roofline metrics in this report"
+        if self.flop_rate > 0:
+            return f"at {reached[0]:.0%} of the {reached[1]} roof"
+        return f"no floating-point work; {level} at {reached[0]:.0%} of its bandwidth"
 
 
 def _sum(k: Kernel, weighted: tuple[tuple[int, str], ...]) -> float | None:

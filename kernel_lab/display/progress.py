@@ -26,7 +26,7 @@ class Progress:
     def add(self, event: Event) -> None:
         if event.state == "note":
             self.lines.append(event.message)
-        elif event.state in ("profiling", "rewriting"):
+        elif event.state in ("profiling", "rewriting", "screening"):
             self.step = event.message
         elif event.version is not None and event.state == "proposed":
             what = event.message.split(": ", 2)[-1]

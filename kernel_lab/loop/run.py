@@ -6,18 +6,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kernel_lab import metrics as M
 from kernel_lab.analysis import conductor
+from kernel_lab.analysis.roofline import roofline
 from kernel_lab.cells import CellSource, language
 from kernel_lab.errors import KernelLabError
 from kernel_lab.models import Bottleneck, Profile
 from kernel_lab.profiling import Profiler
 from kernel_lab.rewrite import cannot_fix
-from kernel_lab.rewrite.base import Attempt, RewriteContext, Rewriter
+from kernel_lab.rewrite.base import Attempt, Candidate, Exploring, RewriteContext, Rewriter
 from kernel_lab.session import Session, Version
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judging, Verdict
+from kernel_lab.verify.screen import Screening
 
 MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
+NEAR_ROOF = 0.9  # stop when the top kernel reaches this fraction of the roof that bounds it
 REPORT = "profile.ncu-rep"
 
 
@@ -75,6 +79,44 @@ def ranked(profile: Profile) -> list[tuple[str, Bottleneck]]:
     return sorted(found, key=lambda kb: -kb[1].score)
 
 
+def near_roof(profile: Profile, kernel: str) -> str | None:
+    """'93% of the DRAM roof' when the kernel (its costliest launch) is within reach of its roof, else None."""
+    launches = [k for k in profile.kernels if k.name == kernel] or profile.kernels[:1]
+    if not launches:
+        return None
+    reached = roofline(max(launches, key=lambda k: k.get(M.DURATION) or 0)).reached()
+    return f"{reached[0]:.0%} of the {reached[1]} roof" if reached and reached[0] >= NEAR_ROOF else None
+
+
+def _proposals(
+    rewriter: Rewriter, context: RewriteContext, settings: Settings, screen: Screening | None, say: Events, round_: int
+) -> list[Candidate]:
+    """The rewriter's candidates: explored with the screen's quick measurements when both can, else proposed."""
+    if screen is None or settings.screen <= 0 or not isinstance(rewriter, Exploring):
+        return rewriter.propose(context, n=settings.candidates)
+    started = time.monotonic()
+
+    def measure(sources: list[str]) -> tuple[float | None, list[float | None]]:
+        original, got = screen.screen(sources)
+        return original.ms, [g.ms for g in got]
+
+    say(Event(f"round {round_}: screening launch configurations", round_, state="screening"))
+    try:
+        found = rewriter.explore(context, measure, n=settings.candidates, budget_s=settings.screen_budget, most=settings.screen)
+    finally:
+        screen.close()  # the judge has the GPU to itself
+    screened = getattr(rewriter, "screened", 0)
+    say(
+        Event(
+            f"round {round_}: screened {screened} launch configurations in {time.monotonic() - started:.0f} s;"
+            f" the {len(found)} fastest go to the judge",
+            round_,
+            state="screening",
+        )
+    )
+    return found
+
+
 def optimize(
     cell: CellSource,
     settings: Settings,
@@ -82,10 +124,13 @@ def optimize(
     profiler: Profiler,
     rewriter: Rewriter,
     judge: Judging,
+    screen: Screening | None = None,
     notes: tuple[str, ...] = (),
     on_event: Events | None = None,
 ) -> OptimizeRun:
-    """Take the cell's kernel to a faster verified version; every version is kept in a session on disk."""
+    """Take the cell's kernel to a faster verified version; every version is kept in a session on disk.
+
+    ``screen``: quick measurements of launch-parameter variants, for a rewriter that explores with them."""
     say = on_event or (lambda event: None)
     for note in notes:
         say(Event(note, state="note"))
@@ -123,6 +168,9 @@ def optimize(
             stopped = f"no bottleneck holds more than {MIN_GAIN:.0%} of the time in {current.label}"
             break
         top = bottlenecks[0][1]
+        if (near := near_roof(profile, bottlenecks[0][0])) is not None:
+            stopped = f"{current.label} reaches {near}: little is left to gain"
+            break
         say(
             Event(
                 f"round {round_}: top bottleneck {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
@@ -139,7 +187,7 @@ def optimize(
             language=language(current.source),
         )
         try:
-            proposals = rewriter.propose(context, n=settings.candidates)
+            proposals = _proposals(rewriter, context, settings, screen, say, round_)
         except KernelLabError as err:
             stopped = f"round {round_}: the {rewriter.name} rewriter failed: {err}"
             break

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -46,4 +46,18 @@ class Rewriter(Protocol):
 
     def propose(self, context: RewriteContext, n: int = 1) -> list[Candidate]:
         """Up to ``n`` candidates (possibly none); raises KernelLabError subclasses with a fix."""
+        ...
+
+
+#: times (ms) of the original and of each variant on the screening input; None where a variant failed
+Measure = Callable[[list[str]], tuple[float | None, list[float | None]]]
+
+
+@runtime_checkable
+class Exploring(Protocol):
+    """A rewriter that can search with quick measurements (launch-parameter variants only, see
+    :mod:`kernel_lab.verify.screen`), and then propose the best it found for the full judge."""
+
+    def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
+        """Up to ``n`` candidates, the fastest measured first, after at most ``most`` measured variants."""
         ...

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,12 +23,18 @@ from typing import Any
 from kernel_lab.analysis.rules import kinds, search_guidance
 from kernel_lab.metrics import OCCUPANCY_LIMITS
 from kernel_lab.rewrite import cuda
-from kernel_lab.rewrite.base import Candidate, RewriteContext
+from kernel_lab.rewrite.base import Candidate, Measure, RewriteContext
 from kernel_lab.settings import Settings
 
 BLOCK_NAME = re.compile(r"BLOCK|TILE|SIZE|CHUNK", re.I)
+GROUP_NAME = re.compile(r"GROUP", re.I)
+TILE_DIM = re.compile(r"(^|_)([MNK])$|_SIZE_([MNK])$", re.I)  # BLOCK_M, BLOCK_SIZE_K, TILE_N: a matrix tile's side
 WARPS = (1, 2, 4, 8, 16)
 STAGES = (1, 2, 3, 4, 5)
+DEFAULTS = {"num_warps": 4, "num_stages": 3}  # Triton's, when a launch does not say
+SHARED_BYTES = 227 * 1024  # shared memory a block may use (sm_80 .. sm_90)
+MOST_ACCUMULATORS = 256  # fp32 registers per thread for a tile's accumulator, past which it spills
+MOST_PER_THREAD = 128  # elements per thread of a 1-D block
 
 
 @dataclass
@@ -39,6 +46,7 @@ class Launch:
     params: dict[str, tuple[int, ast.Constant | None]] = field(default_factory=dict)  # name -> (value, literal node)
     call: ast.Call | None = None
     loops: bool = False  # the kernel has a loop (num_stages matters)
+    dots: bool = False  # the kernel multiplies tiles (tl.dot)
 
 
 def _triton_kernels(tree: ast.Module) -> dict[str, ast.FunctionDef]:
@@ -65,8 +73,13 @@ def launches(source: str) -> list[Launch]:
             constexprs = {
                 a.arg for a in kernels[name].args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
             }
+            body = kernels[name]
             launch = Launch(
-                name, node.func.slice, call=node, loops=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(kernels[name]))
+                name,
+                node.func.slice,
+                call=node,
+                loops=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(body)),
+                dots=".dot(" in ast.unparse(body),
             )
             for kw in node.keywords:
                 node_value = kw.value
@@ -79,16 +92,35 @@ def launches(source: str) -> list[Launch]:
     return found
 
 
+def grid_params(launch: Launch) -> list[tuple[ast.Constant, str]]:
+    """The literals of a launch's grid that spell a block size, each with the parameter it follows.
+
+    A literal equal to one block size follows it. One equal to several (``BLOCK_M=BLOCK_N=32``) follows the
+    one whose side the sizes beside it name (``cdiv(M, 32)`` → ``BLOCK_M``), else the next in keyword order;
+    a tile's K side never sizes the grid."""
+    blocks = [(n, v) for n, (v, _) in launch.params.items() if n not in DEFAULTS]
+    out: list[tuple[ast.Constant, str]] = []
+    calls: list[ast.expr] = [n for n in ast.walk(launch.grid) if isinstance(n, ast.Call)]
+    for call in calls or [launch.grid]:
+        names = " ".join(ast.unparse(a) for a in getattr(call, "args", []))
+        for node in ast.walk(call):
+            if not isinstance(node, ast.Constant) or any(node is c for c, _ in out):
+                continue
+            same = [n for n, v in blocks if v == node.value and _side(n) != "K"]
+            taken = {n for _, n in out}
+            named = [n for n in same if (side := _side(n)) and re.search(rf"\b{side}\b", names, re.I) and n not in taken]
+            free = named or [n for n in same if n not in taken] or same
+            if free:
+                out.append((node, free[0]))
+    return out
+
+
 def _offset(source: str, line: int, col: int) -> int:
     return sum(len(text) for text in source.splitlines(keepends=True)[: line - 1]) + col
 
 
 def apply(source: str, launch: Launch, config: dict[str, int]) -> str:
-    """The cell with ``launch`` using ``config``.
-
-    A literal in the grid equal to an old block size follows it when that is unambiguous: every
-    block parameter with that old value gets the same new value.
-    """
+    """The cell with ``launch`` using ``config``; the grid's literals follow their block sizes (:func:`grid_params`)."""
     edits: list[tuple[int, int, str]] = []
 
     def span(node: ast.expr) -> tuple[int, int]:
@@ -104,13 +136,7 @@ def apply(source: str, launch: Launch, config: dict[str, int]) -> str:
         else:  # num_warps / num_stages not given: add them
             end = span(launch.call)[1] - 1  # before ')'
             edits.append((end, end, f", {name}={value}"))
-    blocks = {n: v for n, (v, _) in launch.params.items() if n not in ("num_warps", "num_stages")}
-    for old in set(blocks.values()):
-        sharing = [n for n, v in blocks.items() if v == old]
-        new = {config.get(n) for n in sharing}
-        if len(new) == 1 and None not in new:
-            text = str(new.pop())
-            edits += [(*span(g), text) for g in ast.walk(launch.grid) if isinstance(g, ast.Constant) and g.value == old]
+    edits += [(*span(node), str(config[name])) for node, name in grid_params(launch) if name in config]
     for start, end, text in sorted(edits, reverse=True):
         source = source[:start] + text + source[end:]
     return source
@@ -148,6 +174,117 @@ def _configs(launch: Launch, kind: str) -> list[tuple[dict[str, int], str]]:
     return out
 
 
+# --- the space of launch parameters, searched with quick measurements (see kernel_lab.verify.screen) ---------
+
+Config = dict[str, int]
+
+
+def _powers(low: int, high: int) -> tuple[int, ...]:
+    return tuple(1 << i for i in range(low.bit_length() - 1, high.bit_length()))
+
+
+def space(launch: Launch) -> dict[str, tuple[int, ...]]:
+    """Each knob of a launch and the values it may take: block sizes (a matrix tile's sides 16..256, other
+    blocks 16..16384, powers of two), group sizes, ``num_warps``, and ``num_stages`` when the kernel loops."""
+    knobs: dict[str, tuple[int, ...]] = {}
+    for name, (value, _) in launch.params.items():
+        if name in DEFAULTS or value <= 0 or value & (value - 1):
+            continue
+        if GROUP_NAME.search(name):
+            knobs[name] = tuple(sorted({1, 2, 4, 8, 16, value}))
+        elif BLOCK_NAME.search(name):
+            knobs[name] = tuple(sorted({*_powers(16, 256 if TILE_DIM.search(name) else 16384), value}))
+    knobs["num_warps"] = WARPS
+    if launch.loops:
+        knobs["num_stages"] = STAGES
+    return knobs
+
+
+def current(launch: Launch) -> Config:
+    """The launch's own configuration (Triton's defaults where it says nothing)."""
+    return {name: launch.params[name][0] if name in launch.params else DEFAULTS[name] for name in space(launch)}
+
+
+def _side(name: str) -> str | None:
+    """Which side of a matrix tile a block size is (M, N or K), if it is one."""
+    m = TILE_DIM.search(name) if BLOCK_NAME.search(name) and not GROUP_NAME.search(name) else None
+    return (m.group(2) or m.group(3)).upper() if m else None
+
+
+def feasible(launch: Launch, config: Config) -> bool:
+    """Whether a configuration fits the hardware: a tile's accumulator in registers and its pipeline in
+    shared memory (2-byte elements), or a 1-D block's elements per thread in registers."""
+    warps = config["num_warps"]
+    sides = {side: v for n, v in config.items() if (side := _side(n))}
+    if launch.dots and {"M", "N", "K"} <= set(sides):
+        m, n, k = (sides[d] for d in "MNK")
+        stages = config.get("num_stages", DEFAULTS["num_stages"])
+        return m * n / (32 * warps) <= MOST_ACCUMULATORS and (m * k + k * n) * 2 * max(stages - 1, 1) <= SHARED_BYTES
+    blocks = [v for n, v in config.items() if BLOCK_NAME.search(n) and not GROUP_NAME.search(n)]
+    return all(v / (32 * warps) <= MOST_PER_THREAD for v in blocks)
+
+
+def neighbours(launch: Launch, config: Config, kind: str) -> list[Config]:
+    """Configurations one move from ``config``: each knob a step up or down (block sizes also two steps),
+    block sizes together, block sizes with warps; those the bottleneck's guidance favours first."""
+    knobs = space(launch)
+    blocks = [n for n in knobs if n not in DEFAULTS and not GROUP_NAME.search(n)]
+
+    def step(name: str, by: int, base: Config) -> Config | None:
+        values = knobs[name]
+        i = values.index(base[name]) + by if base[name] in values else -1
+        return {**base, name: values[i]} if 0 <= i < len(values) else None
+
+    def steps(names: list[str], by: int) -> Config | None:
+        moved: Config | None = config
+        for name in names:
+            moved = step(name, by, moved) if moved is not None else None
+        return moved
+
+    moves: list[tuple[int, int, Config | None]] = []  # (block direction, warp direction, config)
+    for name in knobs:
+        for by in (1, -1, 2, -2) if name in blocks else (1, -1):
+            moves.append((by * (name in blocks), by * (name == "num_warps"), step(name, by, config)))
+    if len(blocks) > 1:
+        moves += [(by, 0, steps(blocks, by)) for by in (1, -1)]
+    moves += [(by, by, steps([*blocks, "num_warps"], by)) for by in (1, -1)]
+    block_dir, warp_dir, _ = search_guidance().get(kind, (+1, +1, ""))
+    moves.sort(key=lambda m: -(m[0] * block_dir > 0) - (m[1] * warp_dir > 0))
+    out: list[Config] = []
+    for _, _, moved in moves:
+        if moved is not None and moved != config and moved not in out and feasible(launch, moved):
+            out.append(moved)
+    return out
+
+
+def restarts(launch: Launch) -> list[Config]:
+    """Other places to start from when a neighbourhood holds nothing faster: the shapes fast kernels of
+    this kind usually have (big tiles with deep pipelines for a matrix product, big blocks otherwise)."""
+    base = current(launch)
+    knobs = space(launch)
+    blocks = [n for n in knobs if n not in DEFAULTS and not GROUP_NAME.search(n)]
+    if launch.dots:
+        picks = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (64, 128, 32, 4, 4), (256, 128, 64, 8, 3)]
+        sides = {n: side for n in blocks if (side := _side(n))}
+        points = [
+            {**base, **{n: {"M": m, "N": nn, "K": k}[d] for n, d in sides.items()}, "num_warps": w}
+            | ({"num_stages": s} if "num_stages" in knobs else {})
+            for m, nn, k, w, s in picks
+        ]
+    else:
+        points = [{**base, **{n: v for n in blocks}, "num_warps": w} for v, w in ((1024, 4), (4096, 8), (256, 4))]
+    return [p for p in points if all(p[n] in knobs[n] for n in p) and feasible(launch, p) and p != base]
+
+
+def _key(config: Config) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(config.items()))
+
+
+def _changes(launch: Launch, config: Config) -> str:
+    before = current(launch)
+    return ", ".join(f"{n} {before[n]} → {v}" for n, v in config.items() if v != before[n])
+
+
 #: bottleneck kinds a CUDA transformation answers although launch parameters do not (cuda.py)
 CUDA_FIXES = frozenset({"shared_bank_conflicts"})
 
@@ -158,6 +295,7 @@ class SearchRewriter:
 
     name: str = "search"
     tried: set[str] = field(default_factory=set)
+    screened: int = 0  # variants measured by the last explore
 
     @classmethod
     def from_settings(cls, settings: Settings, say: Callable[[str], None]) -> SearchRewriter:
@@ -177,6 +315,51 @@ class SearchRewriter:
                 if source not in self.tried and source != context.source and all(c.source != source for c in out):
                     out.append(Candidate(source, f"{why}.", bottleneck["kind"], "search", meta))
         out = out[:n]
+        self.tried.update(c.source for c in out)
+        return out
+
+    def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
+        """Local search over the launch parameters of the top bottleneck's kernel, with quick measurements:
+        measure a neighbourhood, move to its fastest, and when none is faster start again from another place
+        (:func:`restarts`), until ``most`` variants are measured or ``budget_s`` is spent. The ``n`` fastest
+        variants that beat the original come back, fastest first. Cells without a Triton launch: :meth:`propose`."""
+        top = dict(context.bottlenecks[0]) if context.bottlenecks else {"kind": "latency_bound"}
+        found = launches(context.source)
+        launch = next((x for x in found if x.kernel in str(top.get("kernel", ""))), found[0] if found else None)
+        if launch is None:
+            return self.propose(context, n)
+        kind, started = top["kind"], time.monotonic()
+        start = here = current(launch)
+        fresh = True  # ``here`` is a place to start from, not measured yet
+        times: dict[tuple[tuple[str, int], ...], float | None] = {}
+        places = restarts(launch)
+        while len(times) < most and time.monotonic() - started < budget_s:
+            batch = [here] * fresh + [c for c in neighbours(launch, here, kind) if _key(c) not in times]
+            batch = batch[: most - len(times)]
+            if batch:
+                _, got = measure([apply(context.source, launch, c) for c in batch])
+                times.update({_key(c): ms for c, ms in zip(batch, got)})
+                if times.get(_key(start)) is None:
+                    break  # the version itself does not run in the screen: nothing to compare with
+                timed = [(ms, c) for c, ms in zip(batch, got) if ms is not None]
+                here_ms = times.get(_key(here))
+                fastest = min(timed, key=lambda t: t[0], default=None)
+                if fastest is not None and here_ms is not None and fastest[0] < 0.99 * here_ms:
+                    here, fresh = fastest[1], False  # a faster place: look around it
+                    continue
+            unseen = [p for p in places if _key(p) not in times]  # nothing faster here: start again elsewhere
+            if not unseen:
+                break
+            here, fresh = unseen[0], True
+        self.screened = len(times)
+        start_ms = times.get(_key(start))
+        ranked = sorted(((ms, dict(k)) for k, ms in times.items() if ms is not None), key=lambda t: t[0])
+        out: list[Candidate] = []
+        for ms, config in ranked:
+            source = apply(context.source, launch, config)
+            if start_ms is not None and ms < 0.99 * start_ms and source not in self.tried and len(out) < n:
+                why = f"{launch.kernel}: {_changes(launch, config)}: {ms:.3f} ms against {start_ms:.3f} ms in the screen"
+                out.append(Candidate(source, f"{why}.", top["kind"], "search", {"config": config, "screen_ms": ms}))
         self.tried.update(c.source for c in out)
         return out
 

@@ -113,7 +113,9 @@ def digest(t: torch.Tensor) -> str:
 class _Process:
     """A sandbox process (reference or candidate), spoken to through private pipes."""
 
-    def __init__(self, who: str, device: str | None, folder: Path, timeout: float) -> None:
+    def __init__(
+        self, who: str, device: str | None, folder: Path, timeout: float, module: str = "kernel_lab.verify.sandbox"
+    ) -> None:
         self.who, self.timeout = who, timeout
         requests_r, self.requests = os.pipe()
         self.replies, replies_w = os.pipe()
@@ -124,7 +126,7 @@ class _Process:
         command = [
             sys.executable,
             "-m",
-            "kernel_lab.verify.sandbox",
+            module,
             who,
             "--requests",
             str(requests_r),

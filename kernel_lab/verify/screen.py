@@ -1,0 +1,201 @@
+"""Screening: many launch-parameter variants of a cell, checked and timed quickly in warm processes.
+
+A variant that only changes the literal launch parameters of the cell's own Triton kernels (the keyword
+values of ``kernel[grid](..., BLOCK=128, num_warps=4)`` and the literals of its grid) runs the user's own
+code: it is not hostile, so it needs none of the judge's isolation per candidate. :func:`parameter_only`
+decides that in the trusted parent, from the syntax trees alone; :class:`Screener` refuses anything else.
+
+The screen loads the original once per worker process (``kernel_lab.verify.screen_worker``), makes one
+input (the largest declared shape, a fresh seed) and its expected outputs, then for each variant: compile
+by running it once and compare with the original (workers in parallel), then time it (one worker at a
+time, caches flushed before each call, the device's clock, the median). The best few then go through the
+full judge (:class:`kernel_lab.verify.judge.Judge`), which alone gives verdicts.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import random
+import shutil
+import tempfile
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kernel_lab.settings import Settings
+from kernel_lab.verify.judge import Stopped, _Process
+
+PREPARE_TIMEOUT = 120.0  # seconds to compile and check one variant
+TIME_BUDGET_MS = 40.0  # timing of one variant: calls within this budget (at least 3)
+MOST_CALLS = 50
+
+
+class Screening(Protocol):
+    """Quick measurements of launch-parameter variants: (the original, each variant)."""
+
+    def screen(self, variants: list[str]) -> tuple[Screened, list[Screened]]: ...
+
+    def close(self) -> None:
+        """Let go of the processes (and the GPU) until the next :meth:`screen`."""
+
+
+@dataclass(frozen=True)
+class Screened:
+    """How a variant did in the screen: its median time (ms), or why it has none."""
+
+    ms: float | None
+    reason: str = ""
+
+
+def _jit_names(tree: ast.Module) -> set[str]:
+    return {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list)
+    }
+
+
+class _Blank(ast.NodeTransformer):
+    """Blanks what a parameter variant may change: integer literals in the launches of ``kernels``, and
+    their ``num_warps``/``num_stages`` keywords."""
+
+    def __init__(self, kernels: set[str]) -> None:
+        self.kernels = kernels
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in self.kernels:
+            node.keywords = [k for k in node.keywords if k.arg not in ("num_warps", "num_stages")]
+            for part in [func.slice, *(k.value for k in node.keywords)]:
+                for leaf in ast.walk(part):
+                    if isinstance(leaf, ast.Constant) and type(leaf.value) is int:
+                        leaf.value = 0
+        return node
+
+
+def parameter_only(original: str, variant: str) -> bool:
+    """Whether ``variant`` differs from ``original`` only in the launch parameters of its own Triton kernels."""
+    try:
+        trees = ast.parse(original), ast.parse(variant)
+    except SyntaxError:
+        return False
+    kernels = _jit_names(trees[0])
+    if not kernels or kernels != _jit_names(trees[1]):
+        return False
+    a, b = (ast.dump(_Blank(kernels).visit(t)) for t in trees)
+    return a == b
+
+
+class Screener:
+    """Screens parameter variants of one cell; holds its worker processes (use as a context manager)."""
+
+    def __init__(self, original: str, settings: Settings | None = None, device: str | None = None, workers: int = 0) -> None:
+        self.original, self.settings, self.device = original, settings or Settings(), device
+        cpus = os.cpu_count() or 2
+        self.count = workers or (1 if device == "cpu" or cpus < 8 else min(8, cpus // 2))
+        self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_screen_"))
+        weakref.finalize(self, shutil.rmtree, self.folder, True)
+        self._workers: list[_Process] = []
+        self._variants = 0
+        self.seed = random.SystemRandom().randrange(1 << 31)
+        self.broken: str | None = None  # why nothing can be screened (the original fails here)
+
+    def __enter__(self) -> Screener:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers (the next :meth:`screen` starts them again, on the same input)."""
+        for worker in self._workers:
+            worker.close()
+        self._workers = []
+
+    def _start(self) -> None:
+        """Start the workers and load the original in each (in parallel)."""
+        cell = self.folder / "original.py"
+        cell.write_text(self.original)
+
+        def start(i: int) -> _Process:
+            folder = self.folder / f"worker_{i}"
+            folder.mkdir(exist_ok=True)
+            worker = _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
+            request = {"cmd": "load", "path": str(cell), "folder": str(folder), "seed": self.seed}
+            worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
+            return worker
+
+        with ThreadPoolExecutor(self.count) as pool:
+            futures = [pool.submit(start, i) for i in range(self.count)]
+            for future in futures:
+                try:
+                    self._workers.append(future.result())
+                except Stopped as stop:
+                    self.broken = str(stop)
+
+    def screen(self, variants: list[str]) -> tuple[Screened, list[Screened]]:
+        """(the original, each variant): checked on the screening input and timed, in the order given."""
+        if not self._workers and self.broken is None:
+            self._start()
+        if self.broken is not None or not self._workers:
+            why = f"the original cannot be screened: {self.broken}"
+            return Screened(None, why), [Screened(None, why) for _ in variants]
+        results: list[Screened | None] = [None] * len(variants)
+        ids: dict[int, int] = {}  # variant index -> id in its worker
+        jobs: list[list[int]] = [[] for _ in self._workers]
+        for index, source in enumerate(variants):
+            if not parameter_only(self.original, source):
+                results[index] = Screened(None, "changes more than launch parameters: judged in full, not screened")
+                continue
+            jobs[index % len(self._workers)].append(index)
+
+        def prepare(w: int) -> None:
+            for index in jobs[w]:
+                self._variants += 1
+                path = self.folder / f"worker_{w}" / f"variant_{self._variants}.py"
+                path.write_text(variants[index])
+                request = {"cmd": "prepare", "id": self._variants, "path": str(path)}
+                request |= {"rtol": self.settings.rtol, "atol": self.settings.atol}
+                try:
+                    reply, _ = self._workers[w].ask(request, time.monotonic() + PREPARE_TIMEOUT, "while compiling")
+                except Stopped as stop:
+                    results[index] = Screened(None, str(stop))
+                    self._workers[w] = self._restart(w)
+                    continue
+                if "error" in reply:
+                    results[index] = Screened(None, reply["error"])
+                else:
+                    ids[index] = reply["id"]
+
+        with ThreadPoolExecutor(len(self._workers)) as pool:
+            list(pool.map(prepare, range(len(self._workers))))
+        original = self._time(0, -1)
+        for w, indices in enumerate(jobs):
+            for index in indices:
+                if index in ids:
+                    results[index] = self._time(w, ids[index])
+        return original, [r if r is not None else Screened(None, "not screened") for r in results]
+
+    def _time(self, w: int, id: int) -> Screened:
+        request = {"cmd": "time", "id": id, "budget_ms": TIME_BUDGET_MS, "most": MOST_CALLS}
+        try:
+            reply, _ = self._workers[w].ask(request, time.monotonic() + PREPARE_TIMEOUT, "while timing")
+        except Stopped as stop:
+            self._workers[w] = self._restart(w)
+            return Screened(None, str(stop))
+        return Screened(None, reply["error"]) if "error" in reply else Screened(float(reply["ms"]))
+
+    def _restart(self, w: int) -> _Process:
+        """A fresh worker in place of one that hung or crashed (its variants are gone)."""
+        self._workers[w].close()
+        folder = self.folder / f"worker_{w}_{self._variants}"
+        folder.mkdir(exist_ok=True)
+        worker = _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
+        request = {"cmd": "load", "path": str(self.folder / "original.py"), "folder": str(folder), "seed": self.seed}
+        worker.answer(request, time.monotonic() + PREPARE_TIMEOUT, "while loading")
+        return worker

@@ -1,0 +1,138 @@
+"""The screening process: launch-parameter variants of one cell, each checked and timed on one input.
+
+    python -m kernel_lab.verify.screen_worker screen --requests FD --replies FD [--device DEV]
+
+Requests (:mod:`kernel_lab.verify.protocol`): ``load`` the original cell and make the screening input (its
+largest declared shape, a seed from the parent) and the expected outputs; ``prepare`` a variant (load it,
+compile it by running it once, compare its outputs with the original's); ``time`` a prepared variant (or
+the original, id -1): the median of calls on the same input, caches flushed before each, on the device's
+clock. Only variants that :func:`kernel_lab.verify.screen.parameter_only` accepts are sent here; the full
+judge still decides about the finalists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+_perf = time.perf_counter
+
+import torch  # noqa: E402 - after the clock is taken
+
+from kernel_lab.cells import describe  # noqa: E402
+from kernel_lab.verify import protocol  # noqa: E402
+from kernel_lab.verify.compare import compare, tolerance, uses_tf32  # noqa: E402
+from kernel_lab.verify.sandbox import FLUSH_BYTES, Cell, Fail, Sandbox, clone, device_of, leaves, poison, synchronize  # noqa: E402
+
+
+def _size(shape: list[Any]) -> int:
+    return math.prod(s for s in shape if isinstance(s, int) and not isinstance(s, bool))
+
+
+class Screening:
+    """The original cell, its screening input and expected outputs, and the variants prepared so far."""
+
+    def __init__(self, device: str | None) -> None:
+        self.box = Sandbox("reference", device)
+        self.variants: dict[int, Cell] = {}
+        self.inputs: tuple = ()
+        self.expected: list[torch.Tensor] = []
+        self.tf32 = False
+
+    def load(self, path: str, folder: str, seed: int) -> dict[str, Any]:
+        info = self.box.load(path, folder)
+        shape = max(info["shapes"], key=_size)
+        (header, _), *_ = self.box.make([{"id": 0, "seed": seed, "shape": shape, "variant": "", "timing": True}])
+        if "error" in header:
+            raise Fail(header["error"])
+        self.inputs = self.box.inputs[0]
+        self.expected = leaves(self.box.cell.run(clone(self.inputs)))  # type: ignore[union-attr]
+        synchronize(device_of(self.inputs))
+        self.tf32 = uses_tf32(Path(path).read_text())
+        return {"shape": shape, "device_name": info["device_name"]}
+
+    def prepare(self, id: int, path: str, rtol: float | None, atol: float | None) -> dict[str, Any]:
+        """Load a variant, run it once (Triton compiles it), and compare with the original's outputs."""
+        started = _perf()
+        cell = Cell(Path(path), f"variant_{id}")
+        poison(device_of(self.inputs), {t.nbytes for t in self.expected})  # unwritten outputs read as NaN
+        got = leaves(cell.run(clone(self.inputs)))
+        synchronize(device_of(self.inputs))
+        if len(got) != len(self.expected):
+            raise Fail(f"returned {len(got)} outputs, the original {len(self.expected)}")
+        for i, (g, want) in enumerate(zip(got, self.expected)):
+            if g.shape != want.shape or g.dtype != want.dtype:
+                raise Fail(f"output {i} is {g.dtype} {tuple(g.shape)}, the original's {want.dtype} {tuple(want.shape)}")
+            r, a = tolerance(want.dtype, self.tf32, rtol, atol)
+            wrong, _ = compare(g.cpu(), want.cpu(), r, a)
+            if wrong:
+                raise Fail(f"output {i}: {wrong}")
+        self.variants[id] = cell
+        return {"id": id, "first_ms": (_perf() - started) * 1e3}
+
+    def time(self, id: int, budget_ms: float, most: int) -> dict[str, Any]:
+        """The median time of one call (milliseconds) over calls that fit in ``budget_ms`` (3 to ``most``)."""
+        cell = self.variants[id] if id >= 0 else self.box.cell
+        assert cell is not None
+        device = device_of(self.inputs)
+        buffers = clone(self.inputs)
+        flush = torch.empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
+        cuda = device.type == "cuda"
+        samples: list[float] = []
+        self.box.launches.clear()
+        began = _perf()
+        while len(samples) < most and (len(samples) < 3 or (_perf() - began) * 1e3 < budget_ms):
+            flush.zero_()
+            synchronize(device)
+            if cuda:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                cell.run(buffers)
+                end.record()
+                synchronize(device)
+                samples.append(start.elapsed_time(end))
+            else:
+                t0 = _perf()
+                cell.run(buffers)
+                samples.append((_perf() - t0) * 1e3)
+        return {"id": id, "ms": statistics.median(samples), "calls": len(samples)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kernel_lab.verify.screen_worker")
+    parser.add_argument("who", choices=("screen",))
+    parser.add_argument("--requests", type=int, required=True)
+    parser.add_argument("--replies", type=int, required=True)
+    parser.add_argument("--device", default=None)
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    screening = Screening(args.device)
+    handlers: dict[str, Callable[..., dict[str, Any]]] = {
+        "load": screening.load,
+        "prepare": screening.prepare,
+        "time": screening.time,
+    }
+    while True:
+        try:
+            request, _ = protocol.receive(args.requests, tensors=False)
+        except protocol.ProtocolError:
+            return 0
+        name = request.pop("cmd")
+        try:
+            protocol.send(args.replies, handlers[name](**request))
+        except Fail as fail:
+            protocol.send(args.replies, {"error": str(fail)})
+        except Exception as exc:  # noqa: BLE001 - a variant that breaks is an answer, not the end of the screen
+            protocol.send(args.replies, {"error": describe(exc, "the cell")})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Screening launch-parameter variants (kernel_lab.verify.screen) and the search that explores with it,
+on the CPU with Triton's interpreter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import kernel_lab
+from kernel_lab import samples
+from kernel_lab.rewrite import search
+from kernel_lab.rewrite.base import RewriteContext
+from kernel_lab.verify.screen import Screener, parameter_only
+
+CELLS = Path(__file__).resolve().parent / "cells"
+ROOT = CELLS.parent.parent
+ADD = (CELLS / "sized_add_ref.py").read_text()
+
+
+def test_only_launch_parameters_of_the_cells_own_kernels_count_as_a_parameter_variant():
+    launch = search.launches(ADD)[0]
+    assert parameter_only(ADD, search.apply(ADD, launch, {"BLOCK": 256, "num_warps": 8, "num_stages": 2}))
+    assert not parameter_only(ADD, ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr"))  # the kernel's code
+    assert not parameter_only(ADD, ADD.replace("torch.empty_like(x)", "torch.zeros_like(x)"))  # the harness
+    assert not parameter_only(ADD, ADD.replace("x.numel(), BLOCK=1024", "x.numel() - 1, BLOCK=1024"))  # an argument
+    assert not parameter_only(ADD, ADD + "\nimport os\n")
+    assert not parameter_only(ADD, "def broken(:\n")
+
+
+def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others():
+    launch = search.launches(ADD)[0]
+    right = search.apply(ADD, launch, {"BLOCK": 2048})
+    unwritten = ADD.replace("cdiv(x.numel(), 1024)", "cdiv(x.numel(), 2048)")  # half the programs: a parameter, wrong
+    rewritten = ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr")
+    with Screener(ADD, device="cpu") as screen:
+        original, (a, b, c) = screen.screen([right, unwritten, rewritten])
+        screen.close()  # lets go of its processes between rounds; the next screen starts them again
+        again, (d,) = screen.screen([right])
+    assert original.ms and a.ms and a.ms > 0 and again.ms and d.ms
+    assert b.ms is None and b.reason.startswith("output 0: ")
+    assert c.ms is None and "not screened" in c.reason
+
+
+def test_the_neighbourhood_respects_the_hardware_and_the_bottleneck():
+    source = (ROOT / "benchmarks" / "race" / "matmul_small_tiles.py").read_text()
+    launch = search.launches(source)[0]
+    config = search.current(launch)
+    assert all(search.feasible(launch, c) for c in search.neighbours(launch, config, "memory_bound"))
+    big = {**config, **{n: 256 for n in config if search._side(n)}, "num_warps": 1}
+    assert launch.dots and not search.feasible(launch, big)  # a 256x256 fp32 accumulator in one warp spills
+    assert search.feasible(launch, {**big, "BLOCK_K": 64, "num_warps": 8, "num_stages": 1})
+    first = search.neighbours(launch, config, "memory_bound")[0]  # bigger tiles first for a memory-bound kernel
+    assert any(first[n] > config[n] for n in config if search._side(n))
+
+
+def test_explore_moves_to_faster_places_and_proposes_only_what_beat_the_start():
+    times = {1024: 10.0, 2048: 6.0, 4096: 4.0, 8192: 5.0}  # a made-up landscape over BLOCK, warps irrelevant
+
+    def measure(sources):
+        got = []
+        for s in sources:
+            block = search.launches(s)[0].params["BLOCK"][0]
+            warps = search.launches(s)[0].params.get("num_warps", (4, None))[0]
+            got.append(times.get(block, 20.0) + (0.5 if warps != 4 else 0.0))
+        return 10.0, got
+
+    rewriter = search.SearchRewriter()
+    context = RewriteContext(ADD, [{"kind": "memory_bound", "kernel": "add_kernel"}])
+    found = rewriter.explore(context, measure, n=2, budget_s=60, most=40)
+    assert [c.meta["config"]["BLOCK"] for c in found] == [4096, 4096]
+    assert found[0].meta["config"]["num_warps"] == 4 and found[0].meta["screen_ms"] == 4.0
+    assert 0 < rewriter.screened <= 40
+
+
+def test_optimize_screens_then_judges_only_the_fastest(tmp_path):
+    events = []
+    result = kernel_lab.optimize(
+        CELLS / "add_ref.py",
+        rounds=1,
+        candidates=2,
+        screen=12,
+        root=tmp_path,
+        replay=samples.report("memory_bound"),
+        on_event=events.append,
+    )
+    messages = [e.message for e in events]
+    assert any("screened 12 launch configurations" in m for m in messages), messages
+    versions = result.session.versions[1:]
+    assert 1 <= len(versions) <= 2 and all("in the screen" in v.explanation for v in versions)
+    assert all(v.correct for v in versions)  # the finalists still went through the judge
