@@ -1,16 +1,18 @@
 """Roofline numbers checked against the report's metrics by hand, and the chart and page as a browser shows them."""
+
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
 
 import pytest
+from conftest import run_python
 
 from kernel_lab import api, samples
 from kernel_lab.analysis.roofline import LEVELS, roofline
 from kernel_lab.profiling import report
-from conftest import run_python
 
 
 def kernel(name):
@@ -44,7 +46,11 @@ def test_bf16_gemm_lands_under_the_tensor_roof():
     k = kernel("bf16_gemm")
     r = roofline(k)
     assert r.precision == "Tensor BF16/FP16"
-    ops = sum(v for n, v in k.metrics.items() if n.startswith("sm__ops_path_tensor_op_h") and n.endswith("sparsity_off.sum") and ("bf16" in n or "fp16" in n))
+    ops = sum(
+        v
+        for n, v in k.metrics.items()
+        if n.startswith("sm__ops_path_tensor_op_h") and n.endswith("sparsity_off.sum") and ("bf16" in n or "fp16" in n)
+    )
     assert r.flop_rate == pytest.approx(ops / (k.metrics["gpu__time_duration.sum"] * 1e-9))
     attainable, roof = r.attainable("DRAM")
     assert roof == "Tensor BF16/FP16"
@@ -74,8 +80,17 @@ def chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-HEADLESS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--virtual-time-budget=8000"]
+HEADLESS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--virtual-time-budget=8000",
+]
 
 
 @pytest.mark.skipif(not chromium(), reason="Chromium not installed (scripts/setup.sh installs it)")
@@ -85,11 +100,20 @@ def test_html_page_renders_the_roofline_in_a_browser(tmp_path):
     assert proc.returncode == 0, proc.stderr
     profile = tmp_path / "chrome"
     shot = tmp_path / "shot.png"
-    subprocess.run([chromium(), *HEADLESS, f"--user-data-dir={profile}", "--window-size=1100,1400", f"--screenshot={shot}", page.as_uri()],
-                   capture_output=True, timeout=120, check=True)
+    subprocess.run(
+        [chromium(), *HEADLESS, f"--user-data-dir={profile}", "--window-size=1100,1400", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     assert shot.stat().st_size > 20_000
-    dom = subprocess.run([chromium(), *HEADLESS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    dom = subprocess.run(
+        [chromium(), *HEADLESS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     r = api.diagnose(samples.report("bf16_gemm")).rooflines[0]
     expected = sum(1 for level in LEVELS if r.intensity(level))
     assert len(re.findall(r'class="point"', dom)) == expected  # one marker per memory level
@@ -103,8 +127,11 @@ def test_labels_of_close_kernels_do_not_overlap():
     close = [(0.083, 0.28), (0.085, 0.29), (0.18, 0.55), (0.4, 0.8)]  # two almost on top of each other
     places = _label_places(close, labels, (0.01, 400.0), (0.03, 1400.0))
     assert places[0] == "top center" and places[1] != "top center"  # the second one moves, or goes unlabelled
-    far = [(0.01 * 100**i, 0.1) for i in range(3)]  # two decades apart: room for every label above its point
-    assert _label_places(far, labels[:3], (0.01, 400.0), (0.03, 1400.0)) == ["top center"] * 3
+    short = ["k<br>at 92% of the DRAM roof"] * 3
+    far = [(0.1 * 100**i, 0.1) for i in range(3)]  # two decades apart: room for every label above its point
+    assert _label_places(far, short, (0.01, 10_000.0), (0.003, 1400.0)) == ["top center"] * 3
+    edge = [(0.01, 0.1)]  # on the left edge: centred above, half the label would be cut off
+    assert _label_places(edge, short[:1], (0.01, 10_000.0), (0.003, 1400.0)) == ["middle right"]
 
 
 def test_the_chart_names_each_labelled_kernel_once_and_every_kernel_on_hover():
@@ -116,3 +143,74 @@ def test_the_chart_names_each_labelled_kernel_once_and_every_kernel_on_hover():
     assert len(dram.hovertext) == len(points) and all(dram.hovertext)  # every kernel says what it is on hover
     shown = [t for t in dram.text if t]
     assert 1 <= len(shown) < len(points) and len(set(shown)) == len(shown)  # crowded points: some go unlabelled
+
+
+def figures():
+    """Every kind of roofline figure: each sample alone, kernels with and without FLOPs together, and before/after."""
+    from kernel_lab.display.compare import chart
+    from kernel_lab.display.roofline import figure
+
+    for name in samples.names():
+        points = list(api.diagnose(samples.report(name)).rooflines)
+        yield name, figure(points), points
+    mixed = [roofline(kernel(n)) for n in ("memory_bound", "bf16_gemm", "uncoalesced_global", "transpose_padded")]
+    yield "mixed", figure(mixed), mixed
+    c = api.compare(samples.report("shared_bank_conflicts"), samples.report("transpose_padded"))
+    fig = chart(c)
+    yield "transpose before/after", fig, [roofline(c.before.kernel), roofline(c.after.kernel)]
+
+
+def test_every_roofline_figure_shows_every_kernel_including_those_without_flops():
+    seen_bars = 0
+    for name, fig, points in figures():
+        for r in points:
+            drawn = [
+                t
+                for t in fig.data
+                if len(t.y or ()) and (r.kernel in (t.name or "") or any(r.kernel in h for h in (t.hovertext or ()) if h))
+            ]
+            assert drawn, f"{name}: {r.kernel} is not drawn"
+            seen_bars += sum(t.type == "bar" for t in drawn)
+    assert seen_bars >= 4  # the strided copy and the transposes are bars, not an empty plot
+
+
+def test_a_kernel_without_flops_gets_its_bandwidth_against_each_level_roof():
+    from kernel_lab.display.roofline import figure
+
+    r = roofline(kernel("uncoalesced_global"))
+    assert r.flop_rate == 0
+    (bars,) = figure([r]).data
+    assert bars.type == "bar" and bars.name == "strided_copy_kernel"
+    expected = {level: 100 * r.byte_rates[level] / r.memory[level].value for level in ("DRAM", "L2", "L1")}
+    assert list(bars.y) == pytest.approx(list(expected.values()))
+    assert [t.split("<br>")[0] for t in bars.text] == [f"{v:.0f}%" for v in expected.values()]  # % of roof, labelled
+    assert bars.text[0].endswith(f"{r.byte_rates['DRAM'] / 1e12:.2f} of {r.memory['DRAM'].value / 1e12:.1f} TB/s")
+    fig = figure([r])
+    assert [s.y0 for s in fig.layout.shapes] == [100]  # the roof line
+
+
+def test_log_axes_are_labelled_at_round_numbers_only():
+    from kernel_lab.display.roofline import figure
+
+    for name in ("memory_bound", "bf16_gemm"):
+        fig = figure(list(api.diagnose(samples.report(name)).rooflines))
+        for axis in (fig.layout.xaxis, fig.layout.yaxis):
+            assert axis.type == "log" and axis.tickmode == "array"
+            mantissas = {round(v / 10 ** math.floor(math.log10(v)), 9) for v in axis.tickvals}
+            assert mantissas <= ({1} if axis.range[1] - axis.range[0] >= 3 else {1, 2, 5})  # no 3, 4, 6, 7, 8, 9 labels
+            assert all(re.fullmatch(r"[0-9,]+|0\.0*[125]", t) for t in axis.ticktext)  # "0.1", "20", "1,000": no "1e+03"
+            assert len(axis.tickvals) <= 10
+    fig = figure([roofline(kernel("memory_bound")), roofline(kernel("bf16_gemm"))])
+    assert "1,000" in fig.layout.yaxis.ticktext
+
+
+def test_no_label_crosses_a_compute_roof():
+    from kernel_lab.display.roofline import _label_places, figure
+
+    label = ["matmul_kernel<br>at 76% of the Tensor BF16/FP16 roof"]
+    # just under the roof: above the point the label would sit on the dashed line
+    assert _label_places([(600.0, 700.0)], label, (8.0, 2500.0), (60.0, 9000.0)) == ["top center"]
+    assert _label_places([(600.0, 700.0)], label, (8.0, 2500.0), (60.0, 9000.0), roofs=[886.0]) == ["bottom center"]
+    r = roofline(kernel("bf16_gemm"))
+    (dram,) = [t for t in figure([r]).data if t.name == "kernels (DRAM intensity)"]
+    assert dram.textposition == ("bottom center",)

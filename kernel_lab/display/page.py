@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from kernel_lab.display import html, rules, source
+from kernel_lab.display import html, metrics, rules, source
 from kernel_lab.display.roofline import figure
 
 if TYPE_CHECKING:
@@ -32,8 +32,8 @@ def sections(result: Result, include_plotlyjs: bool | str = True) -> dict[str, s
     return {
         "Summary": html.render(result),
         "Roofline": roofline_html(result, include_plotlyjs),
-        "Metrics": result.df.to_html(index=False, float_format=lambda v: f"{v:,.6g}", classes="metrics"),
-        "Source": per_kernel(result, source.render),
+        "Metrics": metrics.render(metrics.table(result.df)),
+        "Source": source.STYLE + per_kernel(result, source.render),
         "Raw rules": per_kernel(result, rules.render),
     }
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 from IPython.display import display
 
-from kernel_lab.display import html, rules, source
+from kernel_lab.display import html, metrics, rules, source
 from kernel_lab.display.page import per_kernel, roofline_figure
 from kernel_lab.widgets.guard import guarded
 
@@ -20,9 +20,9 @@ MAX_ROWS = 200
 
 
 def metrics_view(result: Result, errors: widgets.Output) -> widgets.VBox:
-    """The full metric table, filtered by section and by a search string."""
-    df = result.df
-    section = widgets.Dropdown(options=[ALL_SECTIONS, *sorted(s for s in df.section.unique() if s)], description="section")
+    """The full metric table, sections in reading order, filtered by section and by a search string."""
+    df = metrics.table(result.df)
+    section = widgets.Dropdown(options=[ALL_SECTIONS, *metrics.sections(df)], description="section")
     search = widgets.Text(placeholder="metric name contains…", description="search")
     table = widgets.HTML()
 
@@ -32,7 +32,9 @@ def metrics_view(result: Result, errors: widgets.Output) -> widgets.VBox:
         if search.value:
             rows = rows[rows.metric.str.contains(search.value, case=False, regex=False)]
         shown = f", first {MAX_ROWS} shown" if len(rows) > MAX_ROWS else ""
-        table.value = f"<p>{len(rows)} metric values{shown}</p>" + rows.head(MAX_ROWS).to_html(index=False)
+        table.value = (
+            f"<p>{len(rows)} metric values{shown}</p>{html.STYLE}<div class='kl'>{metrics.render(rows.head(MAX_ROWS))}</div>"
+        )
 
     section.observe(refresh, names="value")
     search.observe(refresh, names="value")
@@ -51,7 +53,7 @@ def dashboard(result: Result) -> widgets.VBox:
             widgets.HTML(html.render(result)),
             roofline,
             metrics_view(result, errors),
-            widgets.HTML(html.STYLE + per_kernel(result, source.render)),
+            widgets.HTML(f"{html.STYLE}{source.STYLE}<div class='kl'>{per_kernel(result, source.render)}</div>"),
             widgets.HTML(html.STYLE + per_kernel(result, rules.render)),
         ]
     )
