@@ -37,6 +37,8 @@ def _jupyter_labextension_paths() -> list[dict[str, str]]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext kernel_lab``: registers ``%%profile`` and ``%%optimize``."""
-    from kernel_lab.magics import KernelLabMagics
+    from kernel_lab.magics import KernelLabMagics, body_optional
 
     ipython.register_magics(KernelLabMagics)
+    if body_optional not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(body_optional)

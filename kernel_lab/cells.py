@@ -6,17 +6,22 @@ optimize follow a convention: kernels, ``make_inputs()`` and ``run(*inputs)`` (s
 
 from __future__ import annotations
 
+import ast
 import re
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernel_lab.errors import InvalidCellError
+
 _TRITON_KERNEL = re.compile(r"@triton\.(?:jit|autotune|heuristics)[^\n]*\n(?:\s*@[^\n]*\n|[^\n]*\)\s*\n)*?\s*def\s+(\w+)")
 _CUDA_KERNEL = re.compile(
     r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?(?:inline\s+)?void\s+"
     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)"
 )
+_ON_CUDA = re.compile(r"""["']cuda(?::\d+)?["']|\.cuda\(""")  # device="cuda", torch.device('cuda:0'), x.cuda()
+CONVENTION = "make_inputs()", "run(*inputs)"
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,10 @@ class CellSource:
         """``cell`` as source text, or read from the ``.py`` file it names."""
         if isinstance(cell, Path) or (cell.endswith(".py") and "\n" not in cell):
             path = Path(cell).resolve()
+            if path.is_dir():
+                raise InvalidCellError(f"{cell} is a directory, not a cell.", fix="Give the cell's .py file.")
+            if not path.is_file():
+                raise InvalidCellError(f"No such file: {cell}.", fix="Check the path (relative to the current directory).")
             return cls(path.read_text(), path)
         return cls(str(cell))
 
@@ -44,6 +53,68 @@ def kernel_names(source: str) -> list[str]:
     """Names of the Triton (``@triton.jit``) and CUDA (``__global__``) kernels defined in ``source``."""
     names = _TRITON_KERNEL.findall(source) + _CUDA_KERNEL.findall(source)
     return list(dict.fromkeys(names))
+
+
+def check(cell: CellSource, *, optimize: bool = False, gpu: bool = True, first_line: int = 1) -> None:
+    """Raise :class:`InvalidCellError` (one line) when the cell cannot run as written, before anything runs it.
+
+    Always its syntax; with ``optimize``, the ``make_inputs()``/``run(*inputs)`` convention and, without a
+    ``gpu``, whether it can run on the CPU at all. ``first_line``: its first line's number as the user sees it
+    (2 under a ``%%magic`` line).
+    """
+    name = cell.path.name if cell.path else "The cell"
+    try:
+        tree = ast.parse(cell.text)
+    except SyntaxError as exc:
+        line = (exc.lineno or 1) + first_line - 1
+        where = f"{cell.path.name} line {line}" if cell.path else f"Line {line} of the cell"
+        raise InvalidCellError(f"{where}: syntax error ({exc.msg}).", fix="Fix the cell and run it again.") from None
+    if not optimize:
+        return
+    names = _bound(tree)
+    missing = [f for f in CONVENTION if f.split("(")[0] not in names]
+    if missing and "*" not in names:
+        raise InvalidCellError(
+            f"{name} defines no {' and no '.join(missing)}, so its versions cannot be checked or timed.",
+            fix="A cell to optimize defines make_inputs(), which returns the kernel's inputs, and run(*inputs), which "
+            "launches the kernel and returns its output.",
+        )
+    if gpu:
+        return
+    if language(cell.text) == "cuda":
+        raise InvalidCellError(
+            f"{name} has CUDA C++ kernels, which need an NVIDIA GPU: there is none here, so no version can be checked.",
+            fix="Optimize it on a GPU machine (without one, only Triton cells run, on Triton's CPU interpreter).",
+        )
+    if "bfloat16" in cell.text:  # github.com/triton-lang/triton/issues/11584: "we just don't support it yet"
+        raise InvalidCellError(
+            f"{name} uses bfloat16, which Triton's CPU interpreter computes wrongly (on the raw bits): there is no GPU "
+            "here, so no version can be checked.",
+            fix="Optimize it on a GPU machine.",
+        )
+    if _ON_CUDA.search(cell.text) and "is_available" not in cell.text:
+        raise InvalidCellError(
+            f'{name} puts its tensors on "cuda" and there is no GPU here, so no version can be checked.',
+            fix='Choose the device in the cell (DEVICE = "cuda" if torch.cuda.is_available() else "cpu": the CPU runs '
+            "Triton's interpreter), or optimize it on a GPU machine.",
+        )
+
+
+def _bound(tree: ast.Module) -> set[str]:
+    """The names a module binds outside its functions and classes ("*" for a star import)."""
+    names: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        todo.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def language(source: str) -> str:

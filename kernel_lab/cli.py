@@ -33,7 +33,10 @@ def _suite_progress(cells: dict) -> None:
 
 
 class _Events:
-    """The loop's events on stderr: every step as a line, and in a terminal a status line rewritten in place."""
+    """The loop's events on stderr: every step as a line, and in a terminal a status line rewritten in place.
+
+    Notes (replay mode, CPU times) are left to the summary, which prints them once.
+    """
 
     def __init__(self) -> None:
         self.progress = OptimizeProgress()
@@ -41,6 +44,8 @@ class _Events:
 
     def __call__(self, event: Event) -> None:
         self.progress.add(event)
+        if event.state == "note":
+            return
         if self.live:
             sys.stderr.write("\r\033[K" + event.message + "\n\033[K" + self.progress.line()[:150] + "\r")
         else:

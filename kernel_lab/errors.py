@@ -57,3 +57,7 @@ class ProfilingError(KernelLabError):
 
 class ReportError(KernelLabError):
     """A report file is missing, not an Nsight Compute report, truncated or empty."""
+
+
+class InvalidCellError(KernelLabError):
+    """The cell cannot be run as written: no such file, a syntax error, or (to optimize) no make_inputs/run."""

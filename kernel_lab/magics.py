@@ -7,6 +7,7 @@ Every setting can be given a notebook-wide default with ``%config KernelLabMagic
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import time
 from dataclasses import fields
@@ -19,6 +20,7 @@ from IPython.display import HTML, display
 from traitlets import Bool, Float, Int, List, TraitType, Unicode
 
 from kernel_lab import options
+from kernel_lab.cells import CellSource, check
 from kernel_lab.display.html import STYLE
 from kernel_lab.display.progress import Progress as OptimizeProgress
 from kernel_lab.frontend import running_cell
@@ -42,6 +44,16 @@ class _Parser(argparse.ArgumentParser):
             print(self.format_help())
             return None
         return self.parse_args(words)
+
+
+def body_optional(lines: list[str]) -> list[str]:
+    """An input transformer: ``%%profile --replay REPORT`` or ``--help`` may stand alone in a cell.
+
+    IPython refuses a cell magic whose body is empty; an empty line below the magic's is a body.
+    """
+    if len(lines) == 1 and re.match(r"%%(profile|optimize)(\s|$)", lines[0]):
+        return [*lines, "\n"]
+    return lines
 
 
 def _profile_parser() -> _Parser:
@@ -124,6 +136,7 @@ class KernelLabMagics(_SettingsTraits):
             return None
         if args.replay:
             return api.diagnose(args.replay)
+        _check(cell, "profile")
         settings = self.settings(options.given(args, options.PROFILE))
         in_place = live.available() and not args.or_replay
         profiler: Profiler
@@ -154,6 +167,7 @@ class KernelLabMagics(_SettingsTraits):
         args = _optimize_parser().parse_line(line)
         if args is None:
             return None
+        _check(cell, "optimize")
         settings = self.settings(options.given(args, options.OPTIMIZE))
         if args.replay is None:
             preflight(settings.ncu_path)
@@ -168,3 +182,11 @@ class KernelLabMagics(_SettingsTraits):
         log.update(HTML(STYLE + progress.finished()))
         result.cell = running_cell()  # lets the panel's Apply put a version into this very cell
         return result
+
+
+def _check(cell: str, magic: str) -> None:
+    """The cell's code is there and can run (line numbers as the notebook shows them, under the magic's line)."""
+    if not cell.strip():
+        replay = ", or diagnose a recorded report: %%profile --replay REPORT" if magic == "profile" else ""
+        raise UsageError(f"%%{magic}: the cell has no code. Put the cell's code below the %%{magic} line{replay}.")
+    check(CellSource(cell), optimize=magic == "optimize", first_line=2)

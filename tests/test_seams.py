@@ -1,5 +1,6 @@
 """The seams between the stages: the profiler backends and their failures (through a stand-in ``ncu`` that
 replays recorded logs), settings reaching every stage, and the six bugs of issue #9, each reproduced."""
+
 from __future__ import annotations
 
 import json
@@ -127,27 +128,52 @@ def fenced(source: str) -> str:
     return f"Faster:\n\n```python\n{source}```\n\nIt addresses memory_bound."
 
 
-def test_cuda_cells_are_described_to_the_llm_as_cuda(tmp_path):  # bug 1
+def test_cuda_cells_are_described_to_the_llm_as_cuda(tmp_path, monkeypatch):  # bug 1
+    monkeypatch.setattr("kernel_lab.profiling.ncu.has_gpu", lambda: True)  # without one, a CUDA cell is refused at once
     with OpenAIServer() as server:
         server.script("No code, sorry.")
-        kernel_lab.optimize(samples.cell("shared_bank_conflicts"), rounds=1, candidates=1, root=tmp_path, rewriter="llm",
-                            model="test-model", base_url=server.base_url, replay=samples.report("shared_bank_conflicts"))
+        kernel_lab.optimize(
+            samples.cell("shared_bank_conflicts"),
+            rounds=1,
+            candidates=1,
+            root=tmp_path,
+            rewriter="llm",
+            model="test-model",
+            base_url=server.base_url,
+            replay=samples.report("shared_bank_conflicts"),
+        )
     assert "Language: CUDA C++" in server.requests[0].prompt
 
 
 def test_the_llm_is_told_which_kernel_each_bottleneck_belongs_to(tmp_path):  # bug 4
     with OpenAIServer() as server:
         server.script("No code, sorry.")
-        kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, rewriter="llm",
-                            model="test-model", base_url=server.base_url, replay=samples.report("memory_bound"))
+        kernel_lab.optimize(
+            CELLS / "add_ref.py",
+            rounds=1,
+            candidates=1,
+            root=tmp_path,
+            rewriter="llm",
+            model="test-model",
+            base_url=server.base_url,
+            replay=samples.report("memory_bound"),
+        )
     assert "   kernel: add_kernel" in server.requests[0].prompt
 
 
 def test_a_failing_llm_server_still_gives_a_result_with_every_version(tmp_path):  # bug 5
     with OpenAIServer() as server:
         server.script(*[error(500, "The server had an error", type="server_error")] * 3)
-        result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, rewriter="llm",
-                                     model="test-model", base_url=server.base_url, replay=samples.report("memory_bound"))
+        result = kernel_lab.optimize(
+            CELLS / "add_ref.py",
+            rounds=1,
+            candidates=1,
+            root=tmp_path,
+            rewriter="llm",
+            model="test-model",
+            base_url=server.base_url,
+            replay=samples.report("memory_bound"),
+        )
     assert len(server.requests) == 3  # the first try and two retries
     assert "the llm rewriter failed" in result.stopped and "HTTP 500" in result.stopped
     assert len(result.session.versions) == 1 and "v000" in str(result)
@@ -158,7 +184,9 @@ def test_the_default_rewriter_is_the_same_from_python_as_from_the_cli(tmp_path, 
         monkeypatch.setenv("KERNEL_LAB_MODEL", "test-model")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         server.script(fenced((CELLS / "add_fast.py").read_text()))
-        result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("memory_bound"))
+        result = kernel_lab.optimize(
+            CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("memory_bound")
+        )
     assert [v.origin for v in result.session.versions] == ["original", "llm:test-model"]
 
 

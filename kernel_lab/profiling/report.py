@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from kernel_lab.errors import ReportError
+from kernel_lab.errors import KernelLabError, ReportError
 from kernel_lab.models import Kernel, Profile, RuleResult
 
 #: Per-instruction counters of the SourceCounters section, summed per source line.
@@ -29,6 +29,7 @@ _SCOPE = {1: "local", 2: "global"}
 _URL = re.compile(r"@url:([^:@]*):[^@]*@")
 _LINK = re.compile(r"@(?:section|sass|source):(?:[^@]*:)?([^:@]*)@")
 _MAGIC = b"NVR\0"
+READER = "2026.3"  # the first ncu-report with IAction.sections(); keep in step with pyproject.toml
 
 
 def plain(text: str) -> str:
@@ -101,6 +102,19 @@ def _sections(action: Any) -> dict[str, str]:
     return out
 
 
+def _reader() -> Any:
+    """The ``ncu_report`` module, once it is known to have what Kernel Lab reads."""
+    import ncu_report
+
+    if not hasattr(ncu_report.IAction, "sections"):
+        from importlib.metadata import version
+
+        raise KernelLabError(
+            f"ncu-report {version('ncu-report')} is too old for Kernel Lab:", fix=f"pip install 'ncu-report>={READER}'"
+        )
+    return ncu_report
+
+
 def kernel_from_action(index: int, action: Any) -> Kernel:
     """Turn one ``ncu_report`` action into a :class:`Kernel`."""
     import ncu_report
@@ -143,6 +157,10 @@ def load(path: str | Path, *, collector: str = "", replay: bool = True) -> Profi
     Raises :class:`ReportError` for a missing, foreign, truncated or empty file.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ReportError(
+            f"{path} is a directory, not a report.", fix="Give the path of a .ncu-rep file (or of a torch.profiler .json trace)."
+        )
     if not path.is_file():
         raise ReportError(f"No report at {path}.", fix="Check the path, or profile the kernel first.")
     with path.open("rb") as fh:
@@ -151,9 +169,7 @@ def load(path: str | Path, *, collector: str = "", replay: bool = True) -> Profi
                 f"{path} is not an Nsight Compute report.",
                 fix="Pass a .ncu-rep file written by `ncu -o` or `kernel-lab profile`.",
             )
-    import ncu_report
-
-    context = ncu_report.load_report(str(path))
+    context = _reader().load_report(str(path))
     actions = [action for rng in context for action in rng]
     kernels = [kernel_from_action(i, action) for i, action in enumerate(actions)]
     if not kernels:

@@ -96,6 +96,11 @@ def load(
             trace = json.load(fh)
     except (OSError, ValueError) as exc:
         raise ReportError(f"Cannot read the trace {path}: {exc}.", fix="Record it again.") from exc
+    if not isinstance(trace, dict) or "traceEvents" not in trace:
+        raise ReportError(
+            f"{path} is not a torch.profiler trace (it has no traceEvents).",
+            fix="Give a trace written by torch.profiler's export_chrome_trace, or a .ncu-rep report.",
+        )
     gpu = _device(trace, architectures)
     events = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
     events = [e for e in events if only is None or base_name(e.get("name", "")) in only]

@@ -57,7 +57,9 @@ class LLMRewriter:
     ) -> None:
         self.model = model or ""
         if not self.model:
-            raise RewriteError("No model configured: pass model=... or set KERNEL_LAB_MODEL", reason="config")
+            raise RewriteError(
+                "No model configured: give --model NAME (model= from Python) or set KERNEL_LAB_MODEL", reason="config"
+            )
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.timeout = timeout
         self.temperature = temperature
@@ -66,7 +68,7 @@ class LLMRewriter:
         if not key and urlparse(self.base_url).hostname not in LOCAL_HOSTS:
             raise RewriteError(
                 f"No API key for {self.base_url}.",
-                fix="Set OPENAI_API_KEY or pass api_key=... (a server on 127.0.0.1/localhost needs none).",
+                fix="Set OPENAI_API_KEY (a server on 127.0.0.1/localhost needs none).",
                 reason="config",
             )
         # the client retries connection errors, timeouts, 429 and 5xx answers with backoff
@@ -126,19 +128,19 @@ class LLMRewriter:
         if isinstance(err, openai.APITimeoutError):
             return RewriteError(
                 f"No answer from {at} within {self.timeout:g} s.",
-                fix="Pass a larger timeout=..., or use a faster model.",
+                fix="Try again, or use a faster model.",
                 reason="timeout",
             )
         if isinstance(err, openai.APIConnectionError):
             return RewriteError(
                 f"Could not connect to {at}.",
-                fix="Start the server, or point base_url=... / OPENAI_BASE_URL at a running one.",
+                fix="Start the server, or point --base-url (base_url= from Python) or OPENAI_BASE_URL at a running one.",
                 reason="connection",
             )
         if isinstance(err, openai.AuthenticationError):
             return RewriteError(
                 f"{at} rejected the API key (HTTP 401).",
-                fix="Set a valid key in OPENAI_API_KEY or pass api_key=...",
+                fix="Set a valid key in OPENAI_API_KEY.",
                 reason="auth",
             )
         if isinstance(err, openai.PermissionDeniedError):
@@ -151,7 +153,7 @@ class LLMRewriter:
             return RewriteError(
                 f"Model {self.model!r} not found at {at} (HTTP 404).",
                 fix=f"List the server's models (GET {at}/models, or client.models.list()) and pass one as "
-                "model=... or KERNEL_LAB_MODEL; check that base_url ends in /v1.",
+                "--model (model= from Python) or KERNEL_LAB_MODEL; check that the server's URL ends in /v1.",
                 reason="model_not_found",
             )
         if isinstance(err, openai.RateLimitError):

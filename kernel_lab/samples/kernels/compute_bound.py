@@ -26,7 +26,8 @@ def poly_kernel(x_ptr, out_ptr, n, DEGREE: tl.constexpr, BLOCK: tl.constexpr):
 
 def make_inputs():
     torch.manual_seed(0)
-    x = torch.rand(2**24, device="cuda") * 1.8 - 0.9  # |x| < 0.9 keeps the polynomial well-conditioned
+    gpu = torch.cuda.is_available()  # without one: a smaller size, for Triton's CPU interpreter
+    x = torch.rand(2**24 if gpu else 2**12, device="cuda" if gpu else "cpu") * 1.8 - 0.9  # |x| < 0.9: well-conditioned
     return (x,)
 
 
