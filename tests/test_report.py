@@ -1,4 +1,5 @@
 """Reading recorded reports with ncu_report, and refusing broken ones clearly."""
+
 from __future__ import annotations
 
 import pytest
@@ -53,3 +54,13 @@ def test_truncated_reports_are_refused_not_misread(tmp_path, keep):
 def test_markup_is_stripped_from_rule_messages():
     text = "See @section:LaunchStats:Launch Statistics@ and @url:fused:https://docs.nvidia.com/x@ at @source:/k.py:5:line 5@."
     assert report.plain(text) == "See Launch Statistics and fused at line 5."
+
+
+def test_no_occupancy_limiter_is_named_at_full_theoretical_occupancy():
+    from kernel_lab.results.tables import occupancy_limiter
+
+    import kernel_lab
+
+    full = kernel_lab.diagnose(samples.report("memory_bound")).profile.kernels[0]
+    capped = kernel_lab.diagnose(samples.report("low_occupancy_registers")).profile.kernels[0]
+    assert (occupancy_limiter(full), occupancy_limiter(capped)) == (None, "registers")

@@ -27,7 +27,7 @@ def render(result: Result) -> str:
             out += textwrap.wrap(b.hint, WIDTH, initial_indent="     ", subsequent_indent="     ")
             out += [f"     at {source_ref(s)}" for s in b.source_lines]
             out += [
-                f"     Nsight Compute {r.rule}: {r.title or r.message[:80]}"
+                f"     Nsight Compute {r.rule}: {r.title or textwrap.shorten(r.message, 100, placeholder=' …')}"
                 + (f" (est. speedup {r.speedup_pct:.0f}%)" if r.speedup_pct is not None else "")
                 for r in b.ncu_rules
             ]

@@ -30,14 +30,15 @@ def text(result: OptimizeResult) -> str:
     best = result.best
     lines = [
         f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}.",
-        s.table().to_string(index=False),
+        s.table().to_string(index=False, na_rep="–"),
     ]
     lines += [f"! {n}" for n in result.notes] + [f"! {w}" for w in _warnings(result)]
     if best is s.original:
         lines.append("No verified version was faster than the original; the original is kept.")
     else:
         lines.append(
-            f"Best: {best.label}, {best.speedup:.2f}x faster, correct on every check. `.apply()` puts it in a new cell. Diff:"
+            f"Best: {best.label}, {best.speedup:.2f}x faster, correct on every check; its source is"
+            f" {s.folder(best) / 'cell.py'}. Diff:"
         )
         lines += difflib.unified_diff(s.original.source.splitlines(), best.source.splitlines(), "v000", best.label, lineterm="")
     return "\n".join(lines)

@@ -32,7 +32,7 @@ def kernel_facts(k: Kernel) -> list[str]:
         facts.append(f"DRAM {k.value(M.DRAM_PCT):.0f}%")
     if k.has(M.THEORETICAL_OCC):
         achieved = f"{k.value(M.ACHIEVED_OCC):.0f}% achieved / " if k.has(M.ACHIEVED_OCC) else ""
-        limiter = occupancy_limiter(k) if k.value(M.THEORETICAL_OCC) < 100 else None
+        limiter = occupancy_limiter(k)
         facts.append(
             f"occupancy {achieved}{k.value(M.THEORETICAL_OCC):.0f}% theoretical" + (f" (limit: {limiter})" if limiter else "")
         )

@@ -44,6 +44,9 @@ _DIRECT = {
 
 
 def occupancy_limiter(kernel: Kernel) -> str | None:
+    """The resource that caps resident blocks per SM, or None when nothing does (100% theoretical occupancy)."""
+    if (kernel.get(M.THEORETICAL_OCC) or 0) >= 100:
+        return None
     limits = {name: kernel.value(m) for name, m in M.OCCUPANCY_LIMITS.items() if kernel.has(m)}
     return min(limits, key=lambda name: limits[name]) if limits else None
 
