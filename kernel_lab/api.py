@@ -13,7 +13,7 @@ from typing import Any
 from kernel_lab import profiling
 from kernel_lab.analysis import conductor
 from kernel_lab.analysis.compare import compare as compare_diagnoses
-from kernel_lab.cells import CellSource
+from kernel_lab.cells import CellSource, check
 from kernel_lab.errors import KernelLabError
 from kernel_lab.loop import Event
 from kernel_lab.models import Profile
@@ -78,7 +78,9 @@ def profile(
     such as ``kernels``, ``sections``, ``launch_count``, ``timeout``.
     """
     chosen = settings_of(settings, options)
-    found = (profiler or profiling.default()).collect(CellSource.of(cell), chosen, on_progress, Path(output) if output else None)
+    source = CellSource.of(cell)
+    check(source)
+    found = (profiler or profiling.default()).collect(source, chosen, on_progress, Path(output) if output else None)
     return analyze(found)
 
 
@@ -103,15 +105,18 @@ def optimize(
     from kernel_lab.profiling.ncu import has_gpu
     from kernel_lab.rewrite import make
     from kernel_lab.verify import Judge
+    from kernel_lab.verify.screen import Screener
 
     chosen = settings_of(settings, {**options, "rewriter": rewriter if isinstance(rewriter, str) else None})
     source = CellSource.of(cell)
+    gpu = has_gpu()
+    check(source, optimize=True, gpu=gpu)
     notes = []
     if replay is not None:
         profiler = ReplayProfiler(replay)
         notes.append(f"Replay mode: the diagnosis comes from the recorded report {replay}, not from profiling this cell.")
     device = None
-    if not has_gpu():
+    if not gpu:
         device = "cpu"
         notes.append(CPU_NOTE)
 
@@ -119,7 +124,8 @@ def optimize(
         if on_event is not None:
             on_event(Event(message))
 
-    with Judge(source.text, chosen, device) as judge:  # the reference's process lives for the session
+    # the reference's process and the screen's warm workers live for the session
+    with Judge(source.text, chosen, device) as judge, Screener(source.text, chosen, device) as screen:
         run = loop.optimize(
             source,
             chosen,
@@ -128,6 +134,7 @@ def optimize(
             if rewriter is not None and not isinstance(rewriter, str)
             else make(chosen.rewriter_name, chosen, say),
             judge=judge,
+            screen=screen,
             notes=tuple(notes),
             on_event=on_event,
         )

@@ -1,4 +1,5 @@
 """Shared test helpers. Fixtures are real reports recorded on an H100 (kernel_lab/samples/)."""
+
 from __future__ import annotations
 
 import os

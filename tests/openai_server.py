@@ -10,6 +10,7 @@ Serves ``POST /v1/chat/completions`` (streamed as Server-Sent Events, or not) an
 on 127.0.0.1 at an ephemeral port. A request for a model it does not list gets a 404; an empty
 script gets a 500. It stops when the ``with`` block ends; no scripted delay outlasts that.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,11 +42,18 @@ def answer(text: str, size: int = 16, **kwargs: Any) -> Reply:
     return Reply(chunks=tuple(text[i : i + size] for i in range(0, len(text), size)), **kwargs)
 
 
-def error(status: int, message: str, *, type: str = "invalid_request_error", code: str | None = None,
-          headers: Mapping[str, str] | None = None) -> Reply:
+def error(
+    status: int,
+    message: str,
+    *,
+    type: str = "invalid_request_error",
+    code: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
     """A failed reply with an OpenAI-style error body."""
-    return Reply(status=status, error={"message": message, "type": type, "param": None, "code": code},
-                 headers=dict(headers or {}))
+    return Reply(
+        status=status, error={"message": message, "type": type, "param": None, "code": code}, headers=dict(headers or {})
+    )
 
 
 @dataclass(frozen=True)
@@ -130,8 +138,9 @@ class _Handler(BaseHTTPRequestHandler):
         model = body.get("model")
         if model not in fake.models:
             message = f"The model `{model}` does not exist or you do not have access to it."
-            return self._json(404, {"error": {"message": message, "type": "invalid_request_error",
-                                              "param": None, "code": "model_not_found"}})
+            return self._json(
+                404, {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "model_not_found"}}
+            )
         reply = fake._next()
         if reply.delay and not reply.delay_after and not fake._wait(reply.delay):
             return
@@ -140,9 +149,17 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             return self._stream(reply, model)
         message = {"role": "assistant", "content": "".join(reply.chunks)}
-        self._json(200, {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-                         "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
-                         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+        self._json(
+            200,
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            },
+        )
 
     def _headers(self) -> dict[str, str]:
         return {name.lower(): value for name, value in self.headers.items()}
@@ -163,8 +180,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
         def event(delta: Mapping[str, str], finish: str | None) -> bytes:
-            chunk = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": model,
-                     "choices": [{"index": 0, "delta": dict(delta), "finish_reason": finish}]}
+            chunk = {
+                "id": "chatcmpl-test",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": model,
+                "choices": [{"index": 0, "delta": dict(delta), "finish_reason": finish}],
+            }
             return f"data: {json.dumps(chunk)}\n\n".encode()
 
         for i, piece in enumerate(reply.chunks):

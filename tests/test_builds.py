@@ -1,4 +1,5 @@
 """Each cell source builds its load_inline modules in its own folder, so builds are reused."""
+
 from __future__ import annotations
 
 import os

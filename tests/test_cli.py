@@ -1,4 +1,5 @@
 """The kernel-lab command line, run as a user would run it."""
+
 from __future__ import annotations
 
 import json

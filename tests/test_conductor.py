@@ -1,4 +1,5 @@
 """The conductor's verdict on real reports of kernels that each plant one bottleneck."""
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,9 @@ def test_ranking_is_best_first_with_known_kinds(name):
         assert all(b.kind in KINDS and b.hint and b.evidence for b in d.bottlenecks)
 
 
-@pytest.mark.parametrize(("name", "limiter"), [("low_occupancy_registers", "registers"), ("low_occupancy_shared", "shared_memory")])
+@pytest.mark.parametrize(
+    ("name", "limiter"), [("low_occupancy_registers", "registers"), ("low_occupancy_shared", "shared_memory")]
+)
 def test_occupancy_limiter_is_named(name, limiter):
     first = top(name).bottlenecks[0]
     assert first.limiter == limiter and limiter in LIMITERS

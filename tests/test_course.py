@@ -134,7 +134,9 @@ def test_a_right_diagnosis_scores_full_marks_and_each_wrong_part_is_explained(le
     assert feedback.correct and feedback.score == 100, str(feedback)
 
     wrong_kind = "compute_bound" if good["kind"] != "compute_bound" else "memory_bound"
-    unrelated = "launch__grid_size" if good["kind"] == "shared_bank_conflicts" else "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld"
+    unrelated = (
+        "launch__grid_size" if good["kind"] == "shared_bank_conflicts" else "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld"
+    )
     bad = course.answer(eid, **{**good, "kind": wrong_kind, "metric": unrelated, "limiter": None})
     parts = {p.name: p for p in bad.parts}
     assert parts["kind"].verdict in ("wrong", "partly") and good["kind"] in parts["kind"].message
@@ -179,7 +181,11 @@ def test_progress_is_kept_on_disk_and_survives_a_restart(tmp_path):
     stored = json.loads((tmp_path / ".kernel_lab" / "course" / "progress.json").read_text())["exercises"]
     assert stored["01_roofline.axpy"]["best"] == 100 and stored["01_roofline.axpy"]["attempts"] == 1
     fresh = subprocess.run(
-        [sys.executable, "-c", "from kernel_lab import course; print(course.progress())"], cwd=tmp_path, capture_output=True, text=True, check=True
+        [sys.executable, "-c", "from kernel_lab import course; print(course.progress())"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "01_roofline.axpy" in fresh and "100" in fresh and "2 of" not in fresh
     html = course.progress()._repr_html_()
@@ -202,8 +208,12 @@ def test_triton_fixes_without_a_gpu_tell_wrong_slow_and_cheating_answers_why():
 
     def run(case):
         lesson, fix, kind = case
-        name = {"wrong": lesson.of_role("wrong")[0].name, "cheat": lesson.of_role("cheat")[0].name,
-                "slow": slow_version(lesson, fix), "reference": fix.reference}[kind]
+        name = {
+            "wrong": lesson.of_role("wrong")[0].name,
+            "cheat": lesson.of_role("cheat")[0].name,
+            "slow": slow_version(lesson, fix),
+            "reference": fix.reference,
+        }[kind]
         return case, course.check(f"{lesson.id}.fix", course.cell(lesson.id, name))
 
     cases = [(lesson, fix, kind) for lesson, fix in TRITON_FIXES for kind in ("wrong", "cheat", "slow", "reference")]
@@ -284,7 +294,10 @@ def test_every_lesson_notebook_runs_in_replay_mode(tmp_path):
         done = list(pool.map(execute, LESSONS))
     for lesson, nb, folder in done:
         text = "\n".join(
-            o.get("text", "") + o.get("data", {}).get("text/plain", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+            o.get("text", "") + o.get("data", {}).get("text/plain", "")
+            for c in nb.cells
+            if c.cell_type == "code"
+            for o in c.outputs
         )
         assert "REPLAYING the recorded report" in text, lesson.id
         assert f"{lesson.id}.fix: UNCHANGED" in text, lesson.id

@@ -1,4 +1,5 @@
 """What ncu's console says, classified; and what is left when counters are refused (a torch.profiler trace)."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,7 +37,7 @@ def test_recorded_outcomes_are_classified():
     assert ncu.classify(3, failed, "", report_written=False) == "cell_error"
     err = cell_error(failed)
     assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied" in str(err)
-    assert "==PROF==" not in err.traceback and 'line 10, in run' in err.traceback
+    assert "==PROF==" not in err.traceback and "line 10, in run" in err.traceback
     assert ncu.classify(0, (LOGS / "memory_bound.log").read_text(), "", report_written=True) == "ok"
     assert ncu.classify(1, "", REFUSED, report_written=False) == "counters_refused"
 
@@ -52,7 +53,15 @@ def test_without_counters_the_trace_still_gives_launch_hints():
 def test_occupancy_calculator_agrees_with_nsight_compute():
     measured = report.load(samples.report("low_occupancy_registers")).kernels[0]
     computed = trace.load(TRACES / "low_occupancy_registers.json", only={"chase_heavy_regs"}).kernels[0]
-    for metric in (M.REGISTERS, M.BLOCK, M.GRID, M.THEORETICAL_OCC, M.WAVES, M.OCCUPANCY_LIMITS["registers"], M.OCCUPANCY_LIMITS["warps"]):
+    for metric in (
+        M.REGISTERS,
+        M.BLOCK,
+        M.GRID,
+        M.THEORETICAL_OCC,
+        M.WAVES,
+        M.OCCUPANCY_LIMITS["registers"],
+        M.OCCUPANCY_LIMITS["warps"],
+    ):
         assert computed.get(metric) == pytest.approx(measured.get(metric)), metric
     # the shared-memory limit depends on the carveout the driver picked, which a trace does not record;
     # the calculator assumes the largest, so it can only be as loose as ncu's, never tighter

@@ -3,6 +3,7 @@
 A notebook's cells open comms to the ``kernel_lab`` target the way Kernel Lab's kernel side does, and
 the %%optimize panel's buttons are clicked; the tests read the answers and the cells' text off the page.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,13 @@ parent = get_ipython().kernel.get_parent()
 print("cellId:", parent["metadata"].get("cellId"))
 """
 NEW = "# set by the kernel\nprint('new text')"
-SET = ASK + """\
+SET = (
+    ASK
+    + """\
 ask({"action": "hello"})
 ask({"action": "set_cell", "cell_id": parent["metadata"]["cellId"], "source": NEW, "expect": parent["content"]["code"]})
 """.replace("NEW", repr(NEW))
+)
 REFUSE = """\
 parent = get_ipython().kernel.get_parent()
 print("cellId:", parent["metadata"].get("cellId"))
@@ -64,8 +68,10 @@ OptimizeResult(s, "ran 1 round(s)", cell=running_cell())
 """
 
 # The whole flow: %%optimize in replay mode on the CPU, then Apply from its panel.
-OPTIMIZE = (f"%%optimize --replay {samples.report('memory_bound')} --rounds 1 --candidates 1 --root optimized\n"
-            + (ROOT / "tests" / "cells" / "add_ref.py").read_text())
+OPTIMIZE = (
+    f"%%optimize --replay {samples.report('memory_bound')} --rounds 1 --candidates 1 --root optimized\n"
+    + (ROOT / "tests" / "cells" / "add_ref.py").read_text()
+)
 
 
 def _require() -> None:
@@ -90,19 +96,37 @@ def lab(tmp_path_factory):
     """A headless JupyterLab on 127.0.0.1 with the test notebooks: the URL of notebook NAME is ``lab(NAME)``."""
     _require()
     root = tmp_path_factory.mktemp("lab")
-    notebooks = {"bridge": {"cell-set": SET, "cell-refuse": REFUSE}, "panel": {"cell-panel": PANEL},
-                 "magic": {"cell-load": "%load_ext kernel_lab", "cell-optimize": OPTIMIZE}}
+    notebooks = {
+        "bridge": {"cell-set": SET, "cell-refuse": REFUSE},
+        "panel": {"cell-panel": PANEL},
+        "magic": {"cell-load": "%load_ext kernel_lab", "cell-optimize": OPTIMIZE},
+    }
     for name, cells in notebooks.items():
-        nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+        nb = nbformat.v4.new_notebook(
+            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        )
         nb.cells = [nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells.items()]
         nbformat.write(nb, root / f"{name}.ipynb")
     port, token = _free_port(), secrets.token_hex(16)
     log = open(root / "server.log", "w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         f"--LabApp.user_settings_dir={root / 'settings'}", f"--LabApp.workspaces_dir={root / 'workspaces'}"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=root, env={**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime")},
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.user_settings_dir={root / 'settings'}",
+            f"--LabApp.workspaces_dir={root / 'workspaces'}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=root,
+        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime")},
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -138,7 +162,8 @@ def _wait_for(url: str, server: subprocess.Popen, log: Path, timeout: float = 60
 def _text(cell) -> str:
     """The text in the cell's editor, as the page shows it."""
     return cell.locator(".cm-content").evaluate(
-        "e => Array.from(e.querySelectorAll('.cm-line'), line => line.textContent).join('\\n')")
+        "e => Array.from(e.querySelectorAll('.cm-line'), line => line.textContent).join('\\n')"
+    )
 
 
 def _text_becomes(cell, text: str, timeout: float = 30) -> str:

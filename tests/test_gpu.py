@@ -1,4 +1,5 @@
 """The whole path for real: ncu on a GPU. Marked ``gpu``: skipped where there is no GPU or ncu."""
+
 from __future__ import annotations
 
 import nbformat
@@ -53,7 +54,10 @@ def test_cli_profile_writes_a_report(tmp_path):
 
 def test_profile_magic_in_a_real_kernel():
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("%load_ext kernel_lab"), nbformat.v4.new_code_cell("%%profile\n" + samples.cell("memory_bound").read_text())]
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext kernel_lab"),
+        nbformat.v4.new_code_cell("%%profile\n" + samples.cell("memory_bound").read_text()),
+    ]
     execute(nb)
     shown = outputs(nb.cells[1])
     assert "profiled on NVIDIA" in shown and "memory_bound" in shown and "REPLAYING" not in shown

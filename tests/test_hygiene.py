@@ -1,5 +1,6 @@
 """The code stays lint-clean, formatted and type-checked (ruff on kernel_lab/, benchmarks/ and scripts/, mypy as configured in
 pyproject.toml); CI runs this with the rest of the suite."""
+
 from __future__ import annotations
 
 import subprocess

@@ -5,6 +5,7 @@ the session and the loop; results and how they are drawn; the API and the course
 Imports under ``if TYPE_CHECKING:`` are for annotations only and do not count; imports inside
 functions (lazy ones) do.
 """
+
 from __future__ import annotations
 
 import ast
@@ -96,7 +97,7 @@ def test_no_import_cycles():
             if target not in GRAPH or target == "kernel_lab":
                 continue
             if state.get(target) == 1:
-                cycles.append(path[path.index(target):] + [target] if target in path else [node, target])
+                cycles.append(path[path.index(target) :] + [target] if target in path else [node, target])
             elif target not in state:
                 walk(target, [*path, target])
         state[node] = 2
@@ -112,4 +113,6 @@ def test_the_check_sees_an_upward_import(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from kernel_lab.results.profile import Result\n")
     found = imports(bad, set(modules()))
-    assert found == {"kernel_lab.results.profile"} and floor("kernel_lab.results.profile") > floor("kernel_lab.analysis.conductor")
+    assert found == {"kernel_lab.results.profile"} and floor("kernel_lab.results.profile") > floor(
+        "kernel_lab.analysis.conductor"
+    )

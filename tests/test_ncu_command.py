@@ -1,4 +1,5 @@
 """Building the ncu command, finding kernels in source, parsing ncu's progress output."""
+
 from __future__ import annotations
 
 import re
@@ -15,16 +16,40 @@ from conftest import SAMPLES, has_gpu
 
 def test_build_command_is_exact():
     cmd = ncu.build_command(
-        "/opt/ncu", Path("/w/cell.py"), Path("/w/out"), kernel_regex="regex:^(add_kernel)(<.*)?$",
-        sections=("SpeedOfLight", "Occupancy"), metrics=("dram__bytes.sum.peak_sustained",), launch_count=3,
+        "/opt/ncu",
+        Path("/w/cell.py"),
+        Path("/w/out"),
+        kernel_regex="regex:^(add_kernel)(<.*)?$",
+        sections=("SpeedOfLight", "Occupancy"),
+        metrics=("dram__bytes.sum.peak_sustained",),
+        launch_count=3,
     )
     assert cmd == [
-        "/opt/ncu", "--clock-control", "none", "--import-source", "yes",
-        "--nvtx", "--nvtx-include", "kernel_lab@profile/",
-        "-k", "regex:^(add_kernel)(<.*)?$", "-c", "3",
-        "--section", "SpeedOfLight", "--section", "Occupancy",
-        "--metrics", "dram__bytes.sum.peak_sustained",
-        "-f", "-o", "/w/out", sys.executable, "-m", "kernel_lab.profiling.runner", "/w/cell.py",
+        "/opt/ncu",
+        "--clock-control",
+        "none",
+        "--import-source",
+        "yes",
+        "--nvtx",
+        "--nvtx-include",
+        "kernel_lab@profile/",
+        "-k",
+        "regex:^(add_kernel)(<.*)?$",
+        "-c",
+        "3",
+        "--section",
+        "SpeedOfLight",
+        "--section",
+        "Occupancy",
+        "--metrics",
+        "dram__bytes.sum.peak_sustained",
+        "-f",
+        "-o",
+        "/w/out",
+        sys.executable,
+        "-m",
+        "kernel_lab.profiling.runner",
+        "/w/cell.py",
     ]
 
 

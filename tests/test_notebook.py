@@ -1,4 +1,5 @@
 """%%profile in a real Jupyter kernel (nbclient), in replay mode and on its error paths."""
+
 from __future__ import annotations
 
 import nbformat
@@ -9,7 +10,9 @@ from conftest import ROOT, has_gpu
 
 
 def execute(nb: nbformat.NotebookNode, allow_errors: bool = False) -> nbformat.NotebookNode:
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=allow_errors, resources={"metadata": {"path": str(ROOT)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", allow_errors=allow_errors, resources={"metadata": {"path": str(ROOT)}}
+    ).execute()
     return nb
 
 
@@ -17,7 +20,13 @@ def outputs(cell) -> str:
     parts = []
     for out in cell.get("outputs", []):
         data = out.get("data", {})
-        parts += [out.get("text", ""), data.get("text/html", ""), data.get("text/plain", ""), out.get("ename", ""), out.get("evalue", "")]
+        parts += [
+            out.get("text", ""),
+            data.get("text/html", ""),
+            data.get("text/plain", ""),
+            out.get("ename", ""),
+            out.get("evalue", ""),
+        ]
         parts += out.get("traceback", [])
     return "\n".join(parts)
 

@@ -1,5 +1,6 @@
 """The %%optimize loop end to end on the CPU: replay of a recorded report, Triton's interpreter,
 the built-in optimizer and the LLM path through a local OpenAI-compatible server."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,7 +26,9 @@ def fenced(path: Path) -> str:
 
 def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path):
     events = []
-    result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=2, candidates=2, root=tmp_path, replay=REPLAY, on_event=events.append)
+    result = kernel_lab.optimize(
+        CELLS / "add_ref.py", rounds=2, candidates=2, screen=0, root=tmp_path, replay=REPLAY, on_event=events.append
+    )
     s = Session.open(result.session.path)  # everything is on disk
     assert len(s.versions) == 3 and s.original.source == (CELLS / "add_ref.py").read_text()
     assert all(v.correct for v in s.versions[1:]) and all(v.origin == "search" for v in s.versions[1:])
@@ -58,8 +61,15 @@ def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
     with OpenAIServer() as server:
         server.script(fenced(CELLS / "add_fast.py"), fenced(CELLS / "add_unwritten.py"), "I would make it faster, but no code.")
         result = kernel_lab.optimize(
-            CELLS / "add_ref.py", rounds=1, candidates=3, root=tmp_path, replay=REPLAY,
-            rewriter="llm", model="test-model", base_url=server.base_url, on_event=events.append,
+            CELLS / "add_ref.py",
+            rounds=1,
+            candidates=3,
+            root=tmp_path,
+            replay=REPLAY,
+            rewriter="llm",
+            model="test-model",
+            base_url=server.base_url,
+            on_event=events.append,
         )
     assert any(e.message.startswith("receiving the model's answer") for e in events)  # streaming shows progress
     s = result.session
@@ -73,8 +83,20 @@ def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
 
 
 def test_cli_optimize_in_replay_mode(tmp_path):
-    proc = run_python("-m", "kernel_lab.cli", "optimize", str(CELLS / "add_ref.py"), "--replay", str(REPLAY),
-                      "--rounds", "1", "--candidates", "1", "--root", str(tmp_path))
+    proc = run_python(
+        "-m",
+        "kernel_lab.cli",
+        "optimize",
+        str(CELLS / "add_ref.py"),
+        "--replay",
+        str(REPLAY),
+        "--rounds",
+        "1",
+        "--candidates",
+        "1",
+        "--root",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "REPLAYING" in proc.stderr and "v001" in proc.stdout and "Replay mode" in proc.stdout
 
@@ -83,7 +105,9 @@ def test_optimize_magic_in_a_real_kernel(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext kernel_lab\nimport kernel_lab"),
-        nbformat.v4.new_code_cell(f"%%optimize --replay {REPLAY} --rounds 1 --candidates 1 --root {tmp_path}\n" + (CELLS / "add_ref.py").read_text()),
+        nbformat.v4.new_code_cell(
+            f"%%optimize --replay {REPLAY} --rounds 1 --candidates 1 --root {tmp_path}\n" + (CELLS / "add_ref.py").read_text()
+        ),
     ]
     execute(nb)
     shown = outputs(nb.cells[1])
@@ -96,15 +120,19 @@ def test_summary_shows_before_after_when_both_versions_were_profiled(tmp_path):
     from kernel_lab.results.optimize import OptimizeResult
 
     s = Session.create(tmp_path, "transpose", samples.cell("shared_bank_conflicts").read_text())
-    best = s.add(samples.cell("transpose_padded").read_text(), origin="search", parent=0, correct=True, speedup=1.65, significant=True)
+    best = s.add(
+        samples.cell("transpose_padded").read_text(), origin="search", parent=0, correct=True, speedup=1.65, significant=True
+    )
     shutil.copy(samples.report("shared_bank_conflicts"), s.folder(s.original) / "profile.ncu-rep")
     shutil.copy(samples.report("transpose_padded"), s.folder(best) / "profile.ncu-rep")
     html = OptimizeResult(s, "ran 1 round(s)")._repr_html_()
     assert "Bottlenecks gone" in html and "shared_bank_conflicts" in html and "Speedup" in html
-    assert "<table class=\"diff\"" in html and "v001" in html
+    assert '<table class="diff"' in html and "v001" in html
 
 
 def test_a_bottleneck_out_of_the_searchs_reach_is_named(tmp_path):
-    result = kernel_lab.optimize(CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("uncoalesced_global"))
+    result = kernel_lab.optimize(
+        CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("uncoalesced_global")
+    )
     (note,) = [n for n in result.notes if "needs a change" in n]
     assert "uncoalesced_global" in note and "--rewriter llm" in note and note in str(result)

@@ -4,6 +4,7 @@ The test plays the front end over the real kernel protocol (execute requests car
 ``cellId``, comm messages on the shell channel), answering the panel's requests the way the
 JupyterLab extension does; tests/test_extension.py drives the real extension in a browser.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,13 +47,28 @@ class FrontEnd:
                 return "".join(text)
 
     def run(self, code: str, cell_id: str = "scratch") -> str:
-        msg = self.kc.session.msg("execute_request", {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}, metadata={"cellId": cell_id})
+        msg = self.kc.session.msg(
+            "execute_request",
+            {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
+            metadata={"cellId": cell_id},
+        )
         self.kc.shell_channel.send(msg)
         return self._until_idle(msg["header"]["msg_id"])
 
     def answer(self, request: dict, reply: dict | None) -> None:
         """Answer a request as the extension would, or (reply None) close it unanswered."""
-        kind, content = ("comm_close", {"comm_id": request["comm_id"]}) if reply is None else ("comm_msg", {"comm_id": request["comm_id"], "data": reply})
+        kind, content = (
+            ("comm_close", {"comm_id": request["comm_id"]})
+            if reply is None
+            else ("comm_msg", {"comm_id": request["comm_id"], "data": reply})
+        )
         msg = self.kc.session.msg(kind, content)
         self.kc.shell_channel.send(msg)
         self._until_idle(msg["header"]["msg_id"])
@@ -94,7 +110,9 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     assert "Kernel Lab extension 0.test" in front.run("show()")
     assert front.run("pick.value = 2; print(apply.disabled)") == "True\n"  # a wrong version cannot be applied
     assert front.run("print(confirm.layout.display)") == "none\n"  # nothing to confirm: no Confirm button
-    shown = front.run("pick.value = 3; print(apply.disabled, confirm.disabled, confirm.layout.display, apply.tooltip, r.best.label)")
+    shown = front.run(
+        "pick.value = 3; print(apply.disabled, confirm.disabled, confirm.layout.display, apply.tooltip, r.best.label)"
+    )
     assert shown == "True False None Blocked by the judge: a fall-back to PyTorch v001\n"  # flagged: blocked until confirmed
     shown = front.run("confirm.click(); show(); print(apply.disabled, confirm.disabled, confirm.layout.display, r.best.label)")
     assert "You allowed v003" in shown and "ACTIONS [('confirm', 3, None)]" in shown and shown.endswith("False True none v003\n")
@@ -102,7 +120,12 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
 
     front.run("pick.value = 1; apply.click()")
     put = front.requests.pop(0)
-    assert put["data"] == {"action": "set_cell", "cell_id": "opt-cell", "source": f"{HEADER}\n{FAST}", "expect": f"{HEADER}\n{BODY}"}
+    assert put["data"] == {
+        "action": "set_cell",
+        "cell_id": "opt-cell",
+        "source": f"{HEADER}\n{FAST}",
+        "expect": f"{HEADER}\n{BODY}",
+    }
     front.answer(put, {"ok": True})
     shown = front.run("show()")
     assert "v001 is in the cell now" in shown and "ACTIONS [('apply', 1, 'replaced')]" in shown
@@ -127,7 +150,9 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
 
 
 def test_a_front_end_without_the_extension_is_named(front, tmp_path):
-    front.run(f"from kernel_lab.results.optimize import OptimizeResult\nfrom kernel_lab.session import Session\n"
-              f"p = OptimizeResult(Session.create({str(tmp_path)!r}, 'x', 'pass'), 'ran 1 round(s)').panel()")
+    front.run(
+        f"from kernel_lab.results.optimize import OptimizeResult\nfrom kernel_lab.session import Session\n"
+        f"p = OptimizeResult(Session.create({str(tmp_path)!r}, 'x', 'pass'), 'ran 1 round(s)').panel()"
+    )
     front.answer(front.requests.pop(0), None)  # JupyterLab closes comms to targets it does not know
     assert NO_EXTENSION[:60] in front.run("print(p.children[2].value)")

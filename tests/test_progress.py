@@ -17,7 +17,11 @@ def test_progress_follows_each_candidate_and_the_best_so_far():
     ):
         p.add(event)
     assert "v001 checking…" in p.line() and "v002 waiting" in p.line() and "best: the original" in p.line()
-    p.add(Event("round 1: v001 correct, 2.34x vs the original", 1, "v001", "verified", "correct, 2.34x vs the original", "v001, 2.34x"))
+    p.add(
+        Event(
+            "round 1: v001 correct, 2.34x vs the original", 1, "v001", "verified", "correct, 2.34x vs the original", "v001, 2.34x"
+        )
+    )
     html = p.html()
     assert "correct, 2.34x vs the original" in html and "Best so far: <b>v001, 2.34x</b>" in html and "Replay mode" in html
     assert "BLOCK 64 → 512" in html and "waiting" in html

@@ -1,5 +1,6 @@
 """Every rule's thresholds and the conductor's ranking model, on synthetic kernels (the recorded reports are
 in test_conductor.py); plug-in rules and rewriters through real entry points."""
+
 from __future__ import annotations
 
 import sys
@@ -52,17 +53,52 @@ SOL = {M.SM_PCT: 10.0, M.MEM_PCT: 10.0}
         ("small_grid", {M.GRID: 132.0, M.SM_COUNT: 132.0}, {M.GRID: 131.0, M.SM_COUNT: 132.0}),
         ("tail_effect", {M.WAVES: 1.95, M.GRID: 1000.0, M.SM_COUNT: 132.0}, {M.WAVES: 1.25, M.GRID: 1000.0, M.SM_COUNT: 132.0}),
         ("launch_overhead", {M.DURATION: 5000.0}, {M.DURATION: 4999.0}),
-        ("warp_divergence", {M.THREADS_PER_INST: 24.0, M.THREADS_PRED_ON_PER_INST: 24.0, M.SM_PCT: 50.0},
-         {M.THREADS_PER_INST: 23.9, M.THREADS_PRED_ON_PER_INST: 23.9, M.SM_PCT: 50.0}),
-        ("shared_bank_conflicts",
-         {M.SHARED_LD_CONFLICTS: 9.0, M.SHARED_ST_CONFLICTS: 0.0, M.SHARED_LD_WAVEFRONTS: 100.0, M.SHARED_ST_WAVEFRONTS: 0.0, M.L1_PCT: 50.0},
-         {M.SHARED_LD_CONFLICTS: 11.0, M.SHARED_ST_CONFLICTS: 0.0, M.SHARED_LD_WAVEFRONTS: 100.0, M.SHARED_ST_WAVEFRONTS: 0.0, M.L1_PCT: 50.0}),
-        ("uncoalesced_global",
-         {M.SECTORS_EXCESSIVE: 9.0, M.SECTORS_GLOBAL: 100.0, M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0},
-         {M.SECTORS_EXCESSIVE: 11.0, M.SECTORS_GLOBAL: 100.0, M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0}),
-        ("register_spills",
-         {M.SPILL_REQUESTS: 0.0, M.LOCAL_LD_REQUESTS: 0.0, M.LOCAL_ST_REQUESTS: 0.0, M.GLOBAL_LD_REQUESTS: 9.0, M.GLOBAL_ST_REQUESTS: 1.0, M.MEM_PCT: 50.0},
-         {M.SPILL_REQUESTS: 2.0, M.LOCAL_LD_REQUESTS: 1.0, M.LOCAL_ST_REQUESTS: 1.0, M.GLOBAL_LD_REQUESTS: 7.0, M.GLOBAL_ST_REQUESTS: 1.0, M.MEM_PCT: 50.0}),
+        (
+            "warp_divergence",
+            {M.THREADS_PER_INST: 24.0, M.THREADS_PRED_ON_PER_INST: 24.0, M.SM_PCT: 50.0},
+            {M.THREADS_PER_INST: 23.9, M.THREADS_PRED_ON_PER_INST: 23.9, M.SM_PCT: 50.0},
+        ),
+        (
+            "shared_bank_conflicts",
+            {
+                M.SHARED_LD_CONFLICTS: 9.0,
+                M.SHARED_ST_CONFLICTS: 0.0,
+                M.SHARED_LD_WAVEFRONTS: 100.0,
+                M.SHARED_ST_WAVEFRONTS: 0.0,
+                M.L1_PCT: 50.0,
+            },
+            {
+                M.SHARED_LD_CONFLICTS: 11.0,
+                M.SHARED_ST_CONFLICTS: 0.0,
+                M.SHARED_LD_WAVEFRONTS: 100.0,
+                M.SHARED_ST_WAVEFRONTS: 0.0,
+                M.L1_PCT: 50.0,
+            },
+        ),
+        (
+            "uncoalesced_global",
+            {M.SECTORS_EXCESSIVE: 9.0, M.SECTORS_GLOBAL: 100.0, M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0},
+            {M.SECTORS_EXCESSIVE: 11.0, M.SECTORS_GLOBAL: 100.0, M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0},
+        ),
+        (
+            "register_spills",
+            {
+                M.SPILL_REQUESTS: 0.0,
+                M.LOCAL_LD_REQUESTS: 0.0,
+                M.LOCAL_ST_REQUESTS: 0.0,
+                M.GLOBAL_LD_REQUESTS: 9.0,
+                M.GLOBAL_ST_REQUESTS: 1.0,
+                M.MEM_PCT: 50.0,
+            },
+            {
+                M.SPILL_REQUESTS: 2.0,
+                M.LOCAL_LD_REQUESTS: 1.0,
+                M.LOCAL_ST_REQUESTS: 1.0,
+                M.GLOBAL_LD_REQUESTS: 7.0,
+                M.GLOBAL_ST_REQUESTS: 1.0,
+                M.MEM_PCT: 50.0,
+            },
+        ),
     ],
 )
 def test_threshold(kind, below, above):
@@ -76,7 +112,9 @@ def test_scores_follow_their_documented_formulas():
     assert evaluate("compute_bound", kernel(**{M.SM_PCT: 90.0, M.MEM_PCT: 10.0})).score == pytest.approx(0.3 * 0.9)
     assert evaluate("latency_bound", kernel(**{M.SM_PCT: 20.0, M.MEM_PCT: 30.0})).score == pytest.approx(0.5 * 0.7)
     assert evaluate("small_grid", kernel(**{M.GRID: 33.0, M.SM_COUNT: 132.0})).score == pytest.approx(0.75)
-    assert evaluate("tail_effect", kernel(**{M.WAVES: 1.25, M.GRID: 330.0, M.SM_COUNT: 132.0})).score == pytest.approx(0.75 * 0.375)
+    assert evaluate("tail_effect", kernel(**{M.WAVES: 1.25, M.GRID: 330.0, M.SM_COUNT: 132.0})).score == pytest.approx(
+        0.75 * 0.375
+    )
     assert evaluate("launch_overhead", kernel(**{M.DURATION: 1000.0})).score == pytest.approx(5000 / 6000)
 
 
@@ -84,7 +122,9 @@ def test_tensor_core_rule_needs_half_precision_matrix_work_and_no_tensor_instruc
     base = {M.DURATION: 1e6, M.OPCODE_MIX: 0.0, M.DRAM_READ: 100.0, M.DRAM_WRITE: 100.0}
     matmul = replace(kernel(**base), opcodes={"HFMA2": 50.0, "LDS": 20.0, "IMAD": 30.0})
     found = evaluate("tensor_cores_unused", matmul)
-    assert found.score == pytest.approx(0.95) and found.evidence["matrix_flops"] == 32 * 50 * 4  # capped: 1 - 6400 / 989 TF / 1 ms
+    assert (
+        found.score == pytest.approx(0.95) and found.evidence["matrix_flops"] == 32 * 50 * 4
+    )  # capped: 1 - 6400 / 989 TF / 1 ms
     fp32 = replace(matmul, opcodes={"FFMA": 50.0, "LDS": 20.0, "IMAD": 30.0})  # an fp32 result cannot take tensor cores
     no_loads = replace(matmul, opcodes={"HFMA2": 50.0, "IMAD": 50.0})  # a polynomial: arithmetic only
     with_tensor = replace(matmul, opcodes={**matmul.opcodes, "HGMMA": 1.0})
@@ -95,8 +135,10 @@ def test_tensor_core_rule_needs_half_precision_matrix_work_and_no_tensor_instruc
 
 
 def test_occupancy_limits_come_from_the_device_not_from_literals():
-    limits = {M.OCCUPANCY_LIMITS[name]: blocks for name, blocks in
-              (("registers", 3.0), ("shared_memory", 32.0), ("warps", 16.0), ("block_size", 32.0))}
+    limits = {
+        M.OCCUPANCY_LIMITS[name]: blocks
+        for name, blocks in (("registers", 3.0), ("shared_memory", 32.0), ("warps", 16.0), ("block_size", 32.0))
+    }
     k = kernel(**{M.THEORETICAL_OCC: 18.75, M.BLOCK: 128.0, M.REGISTERS: 168.0, **limits})
     found = evaluate("low_occupancy", k)
     assert found.limiter == "registers" and "65,536 registers" in found.hint
@@ -108,8 +150,16 @@ def test_occupancy_limits_come_from_the_device_not_from_literals():
 
 
 def test_regimes_keep_only_what_the_causes_leave_unexplained():
-    strided = kernel(**{M.SM_PCT: 5.0, M.MEM_PCT: 90.0, M.SECTORS_EXCESSIVE: 80.0, M.SECTORS_GLOBAL: 100.0,
-                        M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0})
+    strided = kernel(
+        **{
+            M.SM_PCT: 5.0,
+            M.MEM_PCT: 90.0,
+            M.SECTORS_EXCESSIVE: 80.0,
+            M.SECTORS_GLOBAL: 100.0,
+            M.LTS_ACTIVE: 1.0,
+            M.LTS_ELAPSED: 1.0,
+        }
+    )
     scores = kinds(strided)
     assert list(scores) == ["uncoalesced_global", "memory_bound"]
     assert scores["uncoalesced_global"] == pytest.approx(0.8)
@@ -160,7 +210,7 @@ def plugin(tmp_path, monkeypatch):
     registry.ncu_kinds.cache_clear()
 
 
-RULE_PLUGIN = '''
+RULE_PLUGIN = """
     from kernel_lab import metrics as M
     from kernel_lab.models import Bottleneck
 
@@ -170,17 +220,25 @@ RULE_PLUGIN = '''
     def evaluate(k):
         extra = k.get(M.SM_PCT) if {sneaky} else 0.0  # SM_PCT is not declared
         return Bottleneck(KIND, 0.5, "a team's own finding", "its hint", {{M.DURATION: k.value(M.DURATION)}})
-'''
+"""
 
 
 def test_a_rule_plugin_is_one_module_and_an_entry_point(plugin):
-    plugin("kl-rules", "[kernel_lab.rules]\nslow = kl_plugin_rules\n", {"kl_plugin_rules": RULE_PLUGIN.format(kind="team_slow", sneaky=False)})
+    plugin(
+        "kl-rules",
+        "[kernel_lab.rules]\nslow = kl_plugin_rules\n",
+        {"kl_plugin_rules": RULE_PLUGIN.format(kind="team_slow", sneaky=False)},
+    )
     assert "team_slow" in registry.kinds()
     assert kinds(kernel(**{M.DURATION: 1e6, **SOL}))["team_slow"] == pytest.approx(0.5)
 
 
 def test_a_rule_reading_what_it_did_not_declare_is_not_evaluated_and_the_rest_goes_on(plugin):
-    plugin("kl-rules", "[kernel_lab.rules]\nslow = kl_plugin_rules\n", {"kl_plugin_rules": RULE_PLUGIN.format(kind="team_slow", sneaky=True)})
+    plugin(
+        "kl-rules",
+        "[kernel_lab.rules]\nslow = kl_plugin_rules\n",
+        {"kl_plugin_rules": RULE_PLUGIN.format(kind="team_slow", sneaky=True)},
+    )
     d = conductor.diagnose_kernel(kernel(**{M.DURATION: 1e6, **SOL}))
     assert "sm__throughput" in d.not_evaluated["team_slow"] and "does not declare" in d.not_evaluated["team_slow"]
     assert [b.kind for b in d.bottlenecks] == ["latency_bound"]
@@ -192,7 +250,7 @@ def test_a_broken_rule_plugin_is_named_in_one_line(plugin):
         registry.rules()
 
 
-REWRITER_PLUGIN = '''
+REWRITER_PLUGIN = """
     from kernel_lab.rewrite.base import Candidate
 
     class Doubler:
@@ -205,11 +263,13 @@ REWRITER_PLUGIN = '''
 
         def propose(self, context, n=1):
             return [Candidate(context.source + "\\n# doubled\\n", "doubled", "memory_bound", "doubler")]
-'''
+"""
 
 
 def test_a_rewriter_plugin_is_found_by_name_and_offered_by_the_cli(plugin):
-    plugin("kl-rewriter", "[kernel_lab.rewriters]\ndoubler = kl_plugin_rewriter:Doubler\n", {"kl_plugin_rewriter": REWRITER_PLUGIN})
+    plugin(
+        "kl-rewriter", "[kernel_lab.rewriters]\ndoubler = kl_plugin_rewriter:Doubler\n", {"kl_plugin_rewriter": REWRITER_PLUGIN}
+    )
     assert available()["doubler"] == "kl_plugin_rewriter:Doubler"
     rewriter = make("doubler", Settings())
     assert rewriter.cannot_fix == {"warp_divergence"}

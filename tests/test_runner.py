@@ -1,4 +1,5 @@
 """The cell runner, executed for real on the CPU with Triton's interpreter."""
+
 from __future__ import annotations
 
 from textwrap import dedent
@@ -27,7 +28,9 @@ def phases(stdout: str) -> list[str]:
 
 def test_conventional_cell_warms_up_then_runs_once_in_range(tmp_path):
     cell = tmp_path / "cell.py"
-    cell.write_text(KERNEL + dedent("""
+    cell.write_text(
+        KERNEL
+        + dedent("""
         CALLS = []
         def make_inputs():
             return torch.randn(1000), torch.randn(1000)
@@ -38,7 +41,8 @@ def test_conventional_cell_warms_up_then_runs_once_in_range(tmp_path):
             CALLS.append(1)
             print("run call", len(CALLS))
             return out
-    """))
+    """)
+    )
     proc = run_python("-m", "kernel_lab.profiling.runner", str(cell), env=INTERPRET)
     assert proc.returncode == 0, proc.stderr
     assert phases(proc.stdout) == ["warm-up", "profile", "done"]
@@ -48,11 +52,14 @@ def test_conventional_cell_warms_up_then_runs_once_in_range(tmp_path):
 
 def test_plain_cell_runs_twice_and_prints_once(tmp_path):
     cell = tmp_path / "cell.py"
-    cell.write_text(KERNEL + dedent("""
+    cell.write_text(
+        KERNEL
+        + dedent("""
         x = torch.randn(300); y = torch.randn(300); out = torch.empty_like(x)
         add_kernel[(2,)](x, y, out, 300, BLOCK=256)
         print("ok", bool(torch.allclose(out, x + y)))
-    """))
+    """)
+    )
     proc = run_python("-m", "kernel_lab.profiling.runner", str(cell), env=INTERPRET)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("ok True") == 1

@@ -1,4 +1,5 @@
 """The built-in optimizer's source transformations, on the teaching and sample cells."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -86,7 +87,11 @@ def test_cuda_literal_block_size_moves_grid_and_launch_bounds_together():
 
 def test_register_limited_occupancy_gets_launch_bounds():
     source = samples.cell("low_occupancy_registers").read_text()
-    (c, *_) = SearchRewriter().propose(RewriteContext(source, [{"kind": "low_occupancy", "limiter": "registers", "evidence": {"launch__occupancy_limit_registers": 3}}]))
+    (c, *_) = SearchRewriter().propose(
+        RewriteContext(
+            source, [{"kind": "low_occupancy", "limiter": "registers", "evidence": {"launch__occupancy_limit_registers": 3}}]
+        )
+    )
     assert "__launch_bounds__(128, 6) chase_heavy_regs" in c.source and c.answers == "low_occupancy"
     added = launch_bounds(samples.cell("latency_bound").read_text(), 4)
     assert [s.count("__launch_bounds__(256, 8) pointer_chase(") for s, _ in added] == [1]

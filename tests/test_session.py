@@ -1,4 +1,5 @@
 """Versions on disk: nothing is lost, the best verified one is found again after a restart."""
+
 from __future__ import annotations
 
 import pytest
@@ -77,8 +78,14 @@ def test_a_flagged_version_is_not_the_best_nor_applied_until_the_user_confirms_i
 
     s = Session.create(tmp_path, "x", "original")
     honest = s.add("honest", origin="search", correct=True, speedup=1.5, significant=True)
-    flagged = s.add("flagged", origin="llm:m", correct=True, speedup=9.0, significant=True,
-                    warnings=["The candidate launched none of its own kernels: it may fall back to PyTorch."])
+    flagged = s.add(
+        "flagged",
+        origin="llm:m",
+        correct=True,
+        speedup=9.0,
+        significant=True,
+        warnings=["The candidate launched none of its own kernels: it may fall back to PyTorch."],
+    )
     result = OptimizeResult(s, "ran 1 round(s)")
     assert result.best is honest and s.blocked(flagged)
     with pytest.raises(KernelLabError, match=r"v002 is blocked by the judge: The candidate launched none.*\.confirm\(2\)"):

@@ -19,7 +19,7 @@ CELLS = Path(__file__).parent / "cells"
 REPLAY = samples.report("memory_bound")
 OPTIONS = {"rounds": 1, "candidates": 1}
 #: a cell whose make_inputs kills the process that runs its judgement (a Ray worker), the first time only
-KILLER = '''
+KILLER = """
 import os, signal
 FLAG = {flag!r}
 _make = make_inputs
@@ -30,7 +30,7 @@ def make_inputs(*args):
         open(FLAG, "w").close()
         os.kill(os.getppid(), signal.SIGKILL)  # the judge task's worker: Ray runs the task again elsewhere
     return _make(*args)
-'''
+"""
 
 
 def start(gpus: int) -> None:

@@ -37,13 +37,27 @@ EXIT_139 = source("add_crash").replace("os.kill(os.getpid(), signal.SIGSEGV)", "
 #: (reference, timed, verify timeout) -> {case: candidate cell name or source}
 GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
     ("add_ref", True, 120.0): {
-        "correct": "add_fast", "fallback": "add_fallback", "patch_clock": "patch_clock", "stray_thread": "stray_thread",
+        "correct": "add_fast",
+        "fallback": "add_fallback",
+        "patch_clock": "patch_clock",
+        "stray_thread": "stray_thread",
     },
     ("add_ref", False, 120.0): {
-        "unwritten": "add_unwritten", "leftover": "add_leftover", "cached": "add_cached", "zeros_vs_add": "add_zeros",
-        "syntax": "add_syntax", "triton_error": "add_triton_error", "segfault": "add_crash", "exit_139": EXIT_139,
-        "nan": "add_nan", "inplace": "add_inplace", "no_run": "import torch\n", "patch_compare": "patch_compare",
-        "steal_reference": "steal_reference", "forge_answers": "forge_answers", "seed_table": "seed_table",
+        "unwritten": "add_unwritten",
+        "leftover": "add_leftover",
+        "cached": "add_cached",
+        "zeros_vs_add": "add_zeros",
+        "syntax": "add_syntax",
+        "triton_error": "add_triton_error",
+        "segfault": "add_crash",
+        "exit_139": EXIT_139,
+        "nan": "add_nan",
+        "inplace": "add_inplace",
+        "no_run": "import torch\n",
+        "patch_compare": "patch_compare",
+        "steal_reference": "steal_reference",
+        "forge_answers": "forge_answers",
+        "seed_table": "seed_table",
     },
     ("add_ref", False, HANG_TIMEOUT): {"hang": "add_hang"},
     ("slow_ref", True, 120.0): {"too_fast": "add_fallback"},
@@ -51,19 +65,30 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
     ("half_ref", False, 120.0): {"dtype": "half_as_float"},
     ("mm_ref", False, 120.0): {"library": "mm_torch"},
     ("softmax_ref", False, 120.0): {
-        "softmax_rows": "softmax_rows", "softmax_offbyone": "softmax_offbyone", "softmax_narrow": "softmax_narrow",
-        "decoy_kernel": "decoy_kernel", "failed_launch": "failed_launch", "softmax_no_max": "softmax_no_max",
+        "softmax_rows": "softmax_rows",
+        "softmax_offbyone": "softmax_offbyone",
+        "softmax_narrow": "softmax_narrow",
+        "decoy_kernel": "decoy_kernel",
+        "failed_launch": "failed_launch",
+        "softmax_no_max": "softmax_no_max",
     },
     ("sized_add_ref", True, 120.0): {
-        "address_cache": "address_cache", "switch_when_timed": "switch_when_timed", "slow_small_shapes": "slow_small_shapes",
+        "address_cache": "address_cache",
+        "switch_when_timed": "switch_when_timed",
+        "slow_small_shapes": "slow_small_shapes",
     },
     ("sized_add_ref", False, 120.0): {
-        "no_tail_mask": "no_tail_mask", "shape_table": "shape_table", "half_torch": "half_torch", "one_buffer": "one_buffer",
+        "no_tail_mask": "no_tail_mask",
+        "shape_table": "shape_table",
+        "half_torch": "half_torch",
+        "one_buffer": "one_buffer",
     },
     ("relu6_ref", False, 120.0): {"relu6_no_cap": "relu6_no_cap", "relu6_honest": "relu6_honest"},
     ("fma16_ref", False, 120.0): {"bf16_math": "bf16_math", "fma16_honest": "fma16_honest"},
     ("transpose_ref", False, 120.0): {
-        "alias_transpose": "alias_transpose", "strided_output": "strided_output", "transpose_honest": "transpose_honest",
+        "alias_transpose": "alias_transpose",
+        "strided_output": "strided_output",
+        "transpose_honest": "transpose_honest",
     },
 }
 
@@ -302,7 +327,9 @@ def test_hang_is_stopped_at_the_timeout(verdicts):
 
 def test_syntax_error_is_reported_with_its_line(verdicts):
     v = verdicts["syntax"]
-    line = next(i for i, text in enumerate(source("add_syntax").splitlines(), 1) if text.startswith("def run(") and not text.endswith(":"))
+    line = next(
+        i for i, text in enumerate(source("add_syntax").splitlines(), 1) if text.startswith("def run(") and not text.endswith(":")
+    )
     assert not v.correct and v.reason == f"the candidate does not compile: SyntaxError: expected ':' at line {line}"
 
 
