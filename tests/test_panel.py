@@ -156,3 +156,25 @@ def test_a_front_end_without_the_extension_is_named(front, tmp_path):
     )
     front.answer(front.requests.pop(0), None)  # JupyterLab closes comms to targets it does not know
     assert NO_EXTENSION[:60] in front.run("print(p.children[2].value)")
+
+
+def test_a_rejected_version_says_so_in_the_picker_and_cannot_be_applied(tmp_path):
+    import ipywidgets as W
+
+    import kernel_lab
+    from kernel_lab import samples
+    from kernel_lab.widgets.versions import panel
+
+    cell = Path(__file__).resolve().parent / "cells" / "add_ref.py"
+    result = kernel_lab.optimize(cell, rounds=1, candidates=1, screen=0, root=tmp_path, replay=samples.report("memory_bound"))
+
+    def find(w, kind):
+        return ([w] if isinstance(w, kind) else []) + [x for c in getattr(w, "children", ()) for x in find(c, kind)]
+
+    view = panel(result)
+    pick = find(view, W.Dropdown)[0]
+    buttons = {b.description.split()[0]: b for b in find(view, W.Button)}
+    pick.value = 1
+    assert not buttons["Apply"].disabled and "correct" in pick.options[1][0]
+    buttons["Reject"].click()
+    assert pick.value == 1 and "rejected" in pick.options[1][0] and buttons["Apply"].disabled

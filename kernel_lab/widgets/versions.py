@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from kernel_lab.session import Version
 
 
-def _label(v: Version) -> str:
+def _label(v: Version, rejected: bool = False) -> str:
     speed = f"{v.speedup:.2f}×" if v.speedup else "–"
-    state = {None: "original", True: "correct", False: "not usable"}[v.correct]
+    state = "rejected" if rejected else {None: "original", True: "correct", False: "not usable"}[v.correct]
     return f"{v.label} · {speed} · {state} · {v.origin}"
 
 
@@ -33,9 +33,11 @@ def panel(result: OptimizeResult) -> widgets.VBox:
     session = result.session
     errors = widgets.Output()
     table = widgets.HTML()
-    pick = widgets.Dropdown(
-        options=[(_label(v), v.number) for v in session.versions], value=result.best.number, description="version"
-    )
+
+    def options() -> list[tuple[str, int]]:
+        return [(_label(v, v.number in session.rejected), v.number) for v in session.versions]
+
+    pick = widgets.Dropdown(options=options(), value=result.best.number, description="version")
     apply_button = widgets.Button(
         description="Apply to cell",
         button_style="success",
@@ -60,11 +62,16 @@ def panel(result: OptimizeResult) -> widgets.VBox:
 
     @guarded(errors)
     def refresh(_change: Any = None) -> None:
+        if list(pick.options) != options():  # a version was rejected or taken back: say so in the picker
+            value = pick.value
+            pick.options = options()
+            pick.value = value
         chosen = session.versions[pick.value]
         table.value = STYLE + header(result)
         details.value = STYLE + DIFF_STYLE + version_view(result, chosen.number)
         apply_button.description = f"Apply {chosen.label} to cell"
-        apply_button.disabled = chosen.correct is False or chosen is result.in_cell() or session.blocked(chosen)
+        rejected = chosen.number in session.rejected
+        apply_button.disabled = chosen.correct is False or rejected or chosen is result.in_cell() or session.blocked(chosen)
         apply_button.tooltip = (
             f"Blocked by the judge: {chosen.warnings[0]}"
             if session.blocked(chosen)
@@ -88,7 +95,11 @@ def panel(result: OptimizeResult) -> widgets.VBox:
         label = session.versions[pick.value].label
         say(f"Asking the front end to put {label} into the cell…")
         result.replace_cell(
-            pick.value, on_done=answered(f"{label} is in the cell now; run it to use it. Undo puts the previous text back.")
+            pick.value,
+            on_done=answered(
+                f"{label} is in the cell now, under the %%optimize line: running the cell optimizes it again; delete that"
+                " line to run the kernel itself. Undo puts the previous text back."
+            ),
         )
 
     @guarded(errors)
