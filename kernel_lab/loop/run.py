@@ -96,19 +96,17 @@ def _proposals(
         return rewriter.propose(context, n=settings.candidates)
     started = time.monotonic()
 
-    def measure(sources: list[str]) -> tuple[float | None, list[float | None]]:
-        original, got = screen.screen(sources)
-        return original.ms, [g.ms for g in got]
+    def measure(sources: list[str]) -> list[float | None]:
+        return [g.ms for g in screen.screen(sources)[1]]
 
     say(Event(f"round {round_}: screening launch configurations", round_, state="screening"))
     try:
         found = rewriter.explore(context, measure, n=settings.candidates, budget_s=settings.screen_budget, most=settings.screen)
     finally:
         screen.close()  # the judge has the GPU to itself
-    screened = getattr(rewriter, "screened", 0)
     say(
         Event(
-            f"round {round_}: screened {screened} launch configurations in {time.monotonic() - started:.0f} s;"
+            f"round {round_}: screened {rewriter.screened} launch configurations in {time.monotonic() - started:.0f} s;"
             f" the {len(found)} fastest go to the judge",
             round_,
             state="screening",

@@ -102,7 +102,7 @@ def load(
             fix="Give a trace written by torch.profiler's export_chrome_trace, or a .ncu-rep report.",
         )
     gpu = _device(trace, architectures)
-    events = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
+    events = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
     events = [e for e in events if only is None or base_name(e.get("name", "")) in only]
     kernels = tuple(kernel_from_event(i, e, gpu) for i, e in enumerate(events))
     notes = [

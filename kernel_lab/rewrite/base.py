@@ -49,14 +49,16 @@ class Rewriter(Protocol):
         ...
 
 
-#: times (ms) of the original and of each variant on the screening input; None where a variant failed
-Measure = Callable[[list[str]], tuple[float | None, list[float | None]]]
+#: the time (ms) of each variant on the screening input; None where a variant failed
+Measure = Callable[[list[str]], list[float | None]]
 
 
 @runtime_checkable
 class Exploring(Protocol):
     """A rewriter that can search with quick measurements (launch-parameter variants only, see
     :mod:`kernel_lab.verify.screen`), and then propose the best it found for the full judge."""
+
+    screened: int  # variants measured by the last explore
 
     def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
         """Up to ``n`` candidates, the fastest measured first, after at most ``most`` measured variants."""

@@ -205,9 +205,14 @@ def current(launch: Launch) -> Config:
     return {name: launch.params[name][0] if name in launch.params else DEFAULTS[name] for name in space(launch)}
 
 
+def _is_block(name: str) -> bool:
+    """Whether a launch parameter is a block (or tile) size: not a group size, warps or stages."""
+    return bool(BLOCK_NAME.search(name)) and not GROUP_NAME.search(name) and name not in DEFAULTS
+
+
 def _side(name: str) -> str | None:
     """Which side of a matrix tile a block size is (M, N or K), if it is one."""
-    m = TILE_DIM.search(name) if BLOCK_NAME.search(name) and not GROUP_NAME.search(name) else None
+    m = TILE_DIM.search(name) if _is_block(name) else None
     return (m.group(2) or m.group(3)).upper() if m else None
 
 
@@ -220,7 +225,7 @@ def feasible(launch: Launch, config: Config) -> bool:
         m, n, k = (sides[d] for d in "MNK")
         stages = config.get("num_stages", DEFAULTS["num_stages"])
         return m * n / (32 * warps) <= MOST_ACCUMULATORS and (m * k + k * n) * 2 * max(stages - 1, 1) <= SHARED_BYTES
-    blocks = [v for n, v in config.items() if BLOCK_NAME.search(n) and not GROUP_NAME.search(n)]
+    blocks = [v for n, v in config.items() if _is_block(n)]
     return all(v / (32 * warps) <= MOST_PER_THREAD for v in blocks)
 
 
@@ -228,7 +233,7 @@ def neighbours(launch: Launch, config: Config, kind: str) -> list[Config]:
     """Configurations one move from ``config``: each knob a step up or down (block sizes also two steps),
     block sizes together, block sizes with warps; those the bottleneck's guidance favours first."""
     knobs = space(launch)
-    blocks = [n for n in knobs if n not in DEFAULTS and not GROUP_NAME.search(n)]
+    blocks = [n for n in knobs if _is_block(n)]
 
     def step(name: str, by: int, base: Config) -> Config | None:
         values = knobs[name]
@@ -262,7 +267,7 @@ def restarts(launch: Launch) -> list[Config]:
     this kind usually have (big tiles with deep pipelines for a matrix product, big blocks otherwise)."""
     base = current(launch)
     knobs = space(launch)
-    blocks = [n for n in knobs if n not in DEFAULTS and not GROUP_NAME.search(n)]
+    blocks = [n for n in knobs if _is_block(n)]
     if launch.dots:
         picks = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (64, 128, 32, 4, 4), (256, 128, 64, 8, 3)]
         sides = {n: side for n in blocks if (side := _side(n))}
@@ -337,7 +342,7 @@ class SearchRewriter:
             batch = [here] * fresh + [c for c in neighbours(launch, here, kind) if _key(c) not in times]
             batch = batch[: most - len(times)]
             if batch:
-                _, got = measure([apply(context.source, launch, c) for c in batch])
+                got = measure([apply(context.source, launch, c) for c in batch])
                 times.update({_key(c): ms for c, ms in zip(batch, got)})
                 if times.get(_key(start)) is None:
                     break  # the version itself does not run in the screen: nothing to compare with
@@ -356,8 +361,10 @@ class SearchRewriter:
         ranked = sorted(((ms, dict(k)) for k, ms in times.items() if ms is not None), key=lambda t: t[0])
         out: list[Candidate] = []
         for ms, config in ranked:
+            if start_ms is None or ms >= 0.99 * start_ms or len(out) == n:
+                break
             source = apply(context.source, launch, config)
-            if start_ms is not None and ms < 0.99 * start_ms and source not in self.tried and len(out) < n:
+            if source not in self.tried:
                 why = f"{launch.kernel}: {_changes(launch, config)}: {ms:.3f} ms against {start_ms:.3f} ms in the screen"
                 out.append(Candidate(source, f"{why}.", top["kind"], "search", {"config": config, "screen_ms": ms}))
         self.tried.update(c.source for c in out)

@@ -342,10 +342,9 @@ class Sandbox:
         if device.type == "cuda":
             activities.append(torch.profiler.ProfilerActivity.CUDA)
         self.launches.clear()
-        self.sizes.update(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
-        poison(device, self.sizes)  # before the profiler starts: its fills are not the cell's work
+        self.poison_for(inputs)  # before the profiler starts: its fills are not the cell's work
         with torch.profiler.profile(activities=activities) as prof:
-            out = self._call(inputs, poisoned=True)
+            out = self._run(inputs)
         outputs = leaves(out)
         kernels: dict[str, float] = {}
         ops: set[str] = set()
@@ -427,14 +426,20 @@ class Sandbox:
             self.inputs[set_id] = tuple(v.to(target) if isinstance(v, torch.Tensor) else v for v in saved)
         return self.inputs[set_id]
 
-    def _call(self, inputs: tuple, *, poisoned: bool = False) -> Any:
-        """``run(*inputs)`` on poisoned memory (``poisoned``: already done); what it left running (threads,
-        device work) is waited for."""
+    def _call(self, inputs: tuple) -> Any:
+        """``run(*inputs)`` on poisoned memory."""
+        self.poison_for(inputs)
+        return self._run(inputs)
+
+    def poison_for(self, inputs: tuple) -> None:
+        """Poison the memory a call on ``inputs`` will be handed (sizes of every tensor seen so far)."""
+        self.sizes.update(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
+        poison(device_of(inputs), self.sizes)
+
+    def _run(self, inputs: tuple) -> Any:
+        """``run(*inputs)``; what it left running (threads, device work) is waited for."""
         assert self.cell is not None
         device = device_of(inputs)
-        if not poisoned:
-            self.sizes.update(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
-            poison(device, self.sizes)
         before = {t.ident for t in threading.enumerate()}
         out = self.cell.run(inputs)
         for t in [t for t in threading.enumerate() if t.ident not in before]:

@@ -104,6 +104,7 @@ class Screener:
         self._variants = 0
         self.seed = random.SystemRandom().randrange(1 << 31)
         self.broken: str | None = None  # why nothing can be screened (the original fails here)
+        self._original: Screened | None = None  # the original's time, taken once
 
     def __enter__(self) -> Screener:
         return self
@@ -117,21 +118,19 @@ class Screener:
             worker.close()
         self._workers = []
 
+    def _spawn(self, folder: Path) -> _Process:
+        """A worker with the original loaded and the screening input made (Stopped when it cannot)."""
+        folder.mkdir(exist_ok=True)
+        worker = _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
+        request = {"cmd": "load", "path": str(self.folder / "original.py"), "folder": str(folder), "seed": self.seed}
+        worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
+        return worker
+
     def _start(self) -> None:
         """Start the workers and load the original in each (in parallel)."""
-        cell = self.folder / "original.py"
-        cell.write_text(self.original)
-
-        def start(i: int) -> _Process:
-            folder = self.folder / f"worker_{i}"
-            folder.mkdir(exist_ok=True)
-            worker = _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
-            request = {"cmd": "load", "path": str(cell), "folder": str(folder), "seed": self.seed}
-            worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
-            return worker
-
+        (self.folder / "original.py").write_text(self.original)
         with ThreadPoolExecutor(self.count) as pool:
-            futures = [pool.submit(start, i) for i in range(self.count)]
+            futures = [pool.submit(self._spawn, self.folder / f"worker_{i}") for i in range(self.count)]
             for future in futures:
                 try:
                     self._workers.append(future.result())
@@ -156,6 +155,8 @@ class Screener:
 
         def prepare(w: int) -> None:
             for index in jobs[w]:
+                if self.broken is not None:
+                    return
                 self._variants += 1
                 path = self.folder / f"worker_{w}" / f"variant_{self._variants}.py"
                 path.write_text(variants[index])
@@ -165,7 +166,7 @@ class Screener:
                     reply, _ = self._workers[w].ask(request, time.monotonic() + PREPARE_TIMEOUT, "while compiling")
                 except Stopped as stop:
                     results[index] = Screened(None, str(stop))
-                    self._workers[w] = self._restart(w)
+                    self._restart(w)
                     continue
                 if "error" in reply:
                     results[index] = Screened(None, reply["error"])
@@ -174,28 +175,30 @@ class Screener:
 
         with ThreadPoolExecutor(len(self._workers)) as pool:
             list(pool.map(prepare, range(len(self._workers))))
-        original = self._time(0, -1)
+        if self._original is None or self._original.ms is None:
+            self._original = self._time(0, -1)
         for w, indices in enumerate(jobs):
             for index in indices:
                 if index in ids:
                     results[index] = self._time(w, ids[index])
-        return original, [r if r is not None else Screened(None, "not screened") for r in results]
+        return self._original, [r if r is not None else Screened(None, "not screened") for r in results]
 
     def _time(self, w: int, id: int) -> Screened:
+        if self.broken is not None:
+            return Screened(None, self.broken)
         request = {"cmd": "time", "id": id, "budget_ms": TIME_BUDGET_MS, "most": MOST_CALLS}
         try:
             reply, _ = self._workers[w].ask(request, time.monotonic() + PREPARE_TIMEOUT, "while timing")
         except Stopped as stop:
-            self._workers[w] = self._restart(w)
+            self._restart(w)
             return Screened(None, str(stop))
         return Screened(None, reply["error"]) if "error" in reply else Screened(float(reply["ms"]))
 
-    def _restart(self, w: int) -> _Process:
-        """A fresh worker in place of one that hung or crashed (its variants are gone)."""
+    def _restart(self, w: int) -> None:
+        """A fresh worker in place of one that hung or crashed (its variants are gone); when none starts,
+        the screen is broken (the rest of its variants come back unscreened)."""
         self._workers[w].close()
-        folder = self.folder / f"worker_{w}_{self._variants}"
-        folder.mkdir(exist_ok=True)
-        worker = _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
-        request = {"cmd": "load", "path": str(self.folder / "original.py"), "folder": str(folder), "seed": self.seed}
-        worker.answer(request, time.monotonic() + PREPARE_TIMEOUT, "while loading")
-        return worker
+        try:
+            self._workers[w] = self._spawn(self.folder / f"worker_{w}_{self._variants}")
+        except Stopped as stop:
+            self.broken = str(stop)

@@ -29,7 +29,7 @@ import torch  # noqa: E402 - after the clock is taken
 from kernel_lab.cells import describe  # noqa: E402
 from kernel_lab.verify import protocol  # noqa: E402
 from kernel_lab.verify.compare import compare, tolerance, uses_tf32  # noqa: E402
-from kernel_lab.verify.sandbox import FLUSH_BYTES, Cell, Fail, Sandbox, clone, device_of, leaves, poison, synchronize  # noqa: E402
+from kernel_lab.verify.sandbox import FLUSH_BYTES, Cell, Fail, Sandbox, clone, device_of, leaves, synchronize  # noqa: E402
 
 
 def _size(shape: list[Any]) -> int:
@@ -62,7 +62,7 @@ class Screening:
         """Load a variant, run it once (Triton compiles it), and compare with the original's outputs."""
         started = _perf()
         cell = Cell(Path(path), f"variant_{id}")
-        poison(device_of(self.inputs), {t.nbytes for t in self.expected})  # unwritten outputs read as NaN
+        self.box.poison_for(self.inputs)  # unwritten outputs read as NaN
         got = leaves(cell.run(clone(self.inputs)))
         synchronize(device_of(self.inputs))
         if len(got) != len(self.expected):
