@@ -13,7 +13,20 @@ from typing import Any
 from kernel_lab.settings import Settings
 
 PROFILE = ("kernels", "all_kernels", "sections", "section_set", "launch_count", "warmup", "timeout")
-OPTIMIZE = ("rounds", "rewriter", "model", "base_url", "candidates", "time_budget", "seeds", "rtol", "atol", "root")
+OPTIMIZE = (
+    "rounds",
+    "rewriter",
+    "model",
+    "base_url",
+    "candidates",
+    "screen",
+    "screen_budget",
+    "time_budget",
+    "seeds",
+    "rtol",
+    "atol",
+    "root",
+)
 
 
 def add(parser: argparse.ArgumentParser, names: tuple[str, ...]) -> None:

@@ -285,9 +285,15 @@ def _key(config: Config) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(config.items()))
 
 
+def _delta(launch: Launch, config: Config) -> Config:
+    """What ``config`` changes in the launch (so a rewritten cell spells out only what changed)."""
+    before = current(launch)
+    return {n: v for n, v in config.items() if v != before[n]}
+
+
 def _changes(launch: Launch, config: Config) -> str:
     before = current(launch)
-    return ", ".join(f"{n} {before[n]} → {v}" for n, v in config.items() if v != before[n])
+    return ", ".join(f"{n} {before[n]} → {v}" for n, v in _delta(launch, config).items())
 
 
 #: bottleneck kinds a CUDA transformation answers although launch parameters do not (cuda.py)
@@ -342,7 +348,7 @@ class SearchRewriter:
             batch = [here] * fresh + [c for c in neighbours(launch, here, kind) if _key(c) not in times]
             batch = batch[: most - len(times)]
             if batch:
-                got = measure([apply(context.source, launch, c) for c in batch])
+                got = measure([apply(context.source, launch, _delta(launch, c)) for c in batch])
                 times.update({_key(c): ms for c, ms in zip(batch, got)})
                 if times.get(_key(start)) is None:
                     break  # the version itself does not run in the screen: nothing to compare with
@@ -363,7 +369,7 @@ class SearchRewriter:
         for ms, config in ranked:
             if start_ms is None or ms >= 0.99 * start_ms or len(out) == n:
                 break
-            source = apply(context.source, launch, config)
+            source = apply(context.source, launch, _delta(launch, config))
             if source not in self.tried:
                 why = f"{launch.kernel}: {_changes(launch, config)}: {ms:.3f} ms against {start_ms:.3f} ms in the screen"
                 out.append(Candidate(source, f"{why}.", top["kind"], "search", {"config": config, "screen_ms": ms}))
