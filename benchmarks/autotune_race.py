@@ -112,7 +112,7 @@ def fresh_cache() -> None:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton_cache_")
 
 
-def race(path: Path, rounds: int, candidates: int, replay: str | None) -> dict[str, Any]:
+def race(path: Path, rounds: int, candidates: int, replay: str | None, sessions: str | None) -> dict[str, Any]:
     source = path.read_text()
     original = load(source, path.stem)
     torch.manual_seed(0)
@@ -142,9 +142,12 @@ def race(path: Path, rounds: int, candidates: int, replay: str | None) -> dict[s
         path,
         rounds=rounds,
         candidates=candidates,
-        root=tempfile.mkdtemp(prefix="race_sessions_"),
+        root=sessions or tempfile.mkdtemp(prefix="race_sessions_"),
         replay=replay,
-        on_event=lambda e: (marks.append((time.monotonic() - started, e.state or "")), print("  ", e.message, flush=True)),
+        on_event=lambda e: (
+            marks.append((time.monotonic() - started, e.state or "")),
+            print(f"  {marks[-1][0]:6.1f} s  {e.message}", flush=True),
+        ),
     )
     row["ours_wall"] = time.monotonic() - started
     row["ours_profiling"] = sum(b[0] - a[0] for a, b in itertools.pairwise(marks) if a[1] == "profiling")
@@ -187,11 +190,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--candidates", type=int, default=2)
     parser.add_argument("--replay", default=None)
+    parser.add_argument("--sessions", default=None, help="keep the optimizer's sessions (reports, versions) here")
     args = parser.parse_args()
     cells = {p.stem: p for p in sorted(HERE.glob("*.py"))}
     cells["softmax_poor_block"] = TEACHING / "softmax_poor_block.py"
     chosen = [cells[n] for n in args.names] if args.names else list(cells.values())
-    rows = [race(p, args.rounds, args.candidates, args.replay) for p in chosen]
+    rows = [race(p, args.rounds, args.candidates, args.replay, args.sessions) for p in chosen]
     table([r for r in rows if r["cell"] not in HELD_OUT], "Cells the search was built with (issue #15's three)")
     table([r for r in rows if r["cell"] in HELD_OUT], "Held-out cells (not looked at while building the search)")
 

@@ -58,6 +58,8 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "steal_reference": "steal_reference",
         "forge_answers": "forge_answers",
         "seed_table": "seed_table",
+        "spoil_inputs": "spoil_inputs",
+        "after_spoil": "add_fast",
     },
     ("add_ref", False, HANG_TIMEOUT): {"hang": "add_hang"},
     ("slow_ref", True, 120.0): {"too_fast": "add_fallback"},
@@ -196,6 +198,12 @@ def test_nan_in_the_output_fails(verdicts):
 def test_modified_inputs_fail(verdicts):
     v = verdicts["inplace"]
     assert not v.correct and "the candidate changed its input y, which the reference leaves unchanged" in v.reason
+
+
+def test_input_files_spoiled_by_one_candidate_are_restored_for_the_next(verdicts):
+    # the spoiler keeps the files' modification times: the judge must notice the writes all the same
+    assert verdicts["spoil_inputs"].correct, verdicts["spoil_inputs"].reason
+    assert verdicts["after_spoil"].correct, verdicts["after_spoil"].reason
 
 
 # --- inputs a candidate has never seen ------------------------------------------------------------------
@@ -405,18 +413,26 @@ def test_input_sets_have_secret_seeds_and_odd_shapes():
     assert sum(s.timing for s in a) == 4
 
 
-def test_the_protocol_refuses_anything_but_plain_tensors(tmp_path):
+def test_the_protocol_carries_tensors_as_bytes_and_refuses_anything_else(tmp_path):
     import os
     import pickle
     import struct
 
+    import torch
+
     from kernel_lab.verify import protocol
 
     read, write = os.pipe()
-    blob = pickle.dumps(type("Evil", (), {"__reduce__": lambda self: (os.system, ("echo pwned",))})(), protocol=2)
-    os.write(write, struct.pack("<Q", 2) + b"{}" + struct.pack("<Q", len(blob)) + blob)
-    with pytest.raises(protocol.ProtocolError, match="could not be read safely"):
-        protocol.receive(read)
+    sent = [torch.arange(6, dtype=torch.bfloat16).reshape(2, 3).t(), torch.tensor([True, False]), torch.zeros(0, 4)]
+    protocol.send(write, {"n": 1}, sent)
+    header, got = protocol.receive(read)
+    assert header == {"n": 1} and [t.dtype for t in got] == [torch.bfloat16, torch.bool, torch.float32]
+    assert all(torch.equal(a, b) for a, b in zip(got, sent)) and got[2].shape == (0, 4)
+    evil = pickle.dumps(type("Evil", (), {"__reduce__": lambda self: (os.system, ("echo pwned",))})(), protocol=2)
+    for table in (evil, b'[["object", [1]]]', b'[["float32", [-1]]]', b'[["float32", [1099511627776, 1099511627776]]]'):
+        os.write(write, struct.pack("<Q", 2) + b"{}" + struct.pack("<Q", len(table)) + table)
+        with pytest.raises(protocol.ProtocolError, match="could not be read safely"):
+            protocol.receive(read)
     os.close(read)
     os.close(write)
 

@@ -103,11 +103,27 @@ class Expected:
     truth: list[torch.Tensor] | None
     metas: list[dict[str, Any]]
     input_bytes: int
-    digests: dict[int, str] = field(default_factory=dict)
+    inputs: dict[int, torch.Tensor] = field(default_factory=dict)  # the tensors as saved for the candidates
 
 
-def digest(t: torch.Tensor) -> str:
-    return hashlib.sha256(t.contiguous().reshape(-1).view(__import__("torch").uint8).numpy().tobytes()).hexdigest()
+def same_bits(a: torch.Tensor, b: torch.Tensor, device: torch.device) -> bool:
+    """Whether two tensors hold the same bytes (compared on ``device``)."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    flat = [t.to(device).contiguous().reshape(-1).view(torch.uint8) for t in (a, b)]
+    return bool(torch.equal(*flat))
+
+
+def scratch(device: str | None) -> torch.device:
+    """Where the parent compares results: the GPU the cells run on when there is one (outputs of hundreds
+    of megabytes compare in milliseconds there, in seconds on the CPU), else the CPU."""
+    import torch
+
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device if device.startswith("cuda") and torch.cuda.is_available() else "cpu")
 
 
 class _Process:
@@ -117,8 +133,8 @@ class _Process:
         self, who: str, device: str | None, folder: Path, timeout: float, module: str = "kernel_lab.verify.sandbox"
     ) -> None:
         self.who, self.timeout = who, timeout
-        requests_r, self.requests = os.pipe()
-        self.replies, replies_w = os.pipe()
+        requests_r, self.requests = protocol.pipe()
+        self.replies, replies_w = protocol.pipe()
         self.log = folder / f"{who}.log"
         env = child_env(MALLOC_MMAP_THRESHOLD_=str(32 << 20), MALLOC_TRIM_THRESHOLD_=str(1 << 40))
         if device == "cpu":
@@ -224,8 +240,10 @@ class Judge:
         self._observed: Expected | None = None  # the input set whose launches are recorded
         self._observed_reference: dict[str, Any] | None = None
         self._device_name = "cpu"
+        self._scratch = scratch(device)  # where results are compared
         self._params: list[str] = []
-        self._files: dict[int, str] = {}
+        self._files: dict[int, str] = {}  # input set id -> sha256 of its file
+        self._stats: dict[int, tuple[int, ...] | None] = {}  # input set id -> its file's inode, size, times
         self._lock = threading.Lock()
         self._candidates = 0
         self._spare: list[tuple[_Process, Path]] = []
@@ -302,7 +320,7 @@ class Judge:
             from kernel_lab.verify.compare import near_constant
 
             for i, t in enumerate(outputs):
-                if t.numel() > 1 and near_constant(t):
+                if t.numel() > 1 and near_constant(t.to(self._scratch)):
                     self._broken = Verdict(
                         False,
                         f"the reference's output {i} is (near) constant {where}: cannot judge "
@@ -312,21 +330,34 @@ class Judge:
         file = self.folder / "inputs" / f"inputs_{spec.id}.pt"
         saved = torch.load(file, weights_only=True)
         self._files[spec.id] = hashlib.sha256(file.read_bytes()).hexdigest()
-        digests = {i: digest(v) for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
-        expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], digests)
+        self._stats[spec.id] = self._stat(spec.id)
+        kept = {i: v for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
+        expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], kept)
         if spec.timing:
             self._timing.setdefault(spec.shape, []).append(spec)
         self._expected[spec.id] = expected
 
+    def _stat(self, i: int) -> tuple[int, ...] | None:
+        """An input file's inode, size and times: any write changes its ctime, which no process can set back."""
+        try:
+            st = (self.folder / "inputs" / f"inputs_{i}.pt").stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
     def _restore_inputs(self, deadline: float) -> None:
-        """Write again any input file a candidate changed (it must not trip the next one)."""
+        """Write again any input file a candidate changed (it must not trip the next one). Only files whose
+        stat changed are read and hashed (hashing gigabytes of inputs after every round took seconds)."""
+        touched = [i for i in self._files if self._stat(i) != self._stats[i]]
         changed = [
             i
-            for i, h in self._files.items()
-            if hashlib.sha256((self.folder / "inputs" / f"inputs_{i}.pt").read_bytes()).hexdigest() != h
+            for i in touched
+            if not (file := self.folder / "inputs" / f"inputs_{i}.pt").exists()
+            or hashlib.sha256(file.read_bytes()).hexdigest() != self._files[i]
         ]
         if changed and self._reference is not None:
             self._reference.answer({"cmd": "rewrite", "ids": changed}, deadline, "while restoring the inputs")
+        self._stats |= {i: self._stat(i) for i in touched}
 
     # candidates ----------------------------------------------------------------------------------------
 
@@ -466,8 +497,12 @@ class _Trial:
         )
         for call, outputs, metas, used in calls:
             here = f"{where}; {call}"
-            for i, before in expected.digests.items():
-                if i not in expected.in_place and i in positions and digest(used[positions.index(i)]) != before:
+            for i, before in expected.inputs.items():
+                if (
+                    i not in expected.in_place
+                    and i in positions
+                    and not same_bits(used[positions.index(i)], before, self.judge._scratch)
+                ):
                     name = self.judge._params[i] if i < len(self.judge._params) else f"argument {i + 1}"
                     raise Rejected(
                         f"the candidate changed its input {name}, which the reference leaves unchanged ({here}): "
@@ -480,6 +515,7 @@ class _Trial:
                     f"the candidate returned {len(outputs)} outputs but the reference {len(expected.outputs)} ({here})"
                 )
             for k, (g, w) in enumerate(zip(got, want)):
+                g, w = g.to(self.judge._scratch), w.to(self.judge._scratch)
                 label = (
                     "output"
                     if len(want) == 1
@@ -492,7 +528,7 @@ class _Trial:
                 if problem:
                     raise Rejected(f"the candidate's {label} {problem} ({here})")
                 if expected.truth is not None and k < len(expected.truth) and settings.rtol is None:
-                    worse = against_truth(g, w, expected.truth[k])
+                    worse = against_truth(g, w, expected.truth[k].to(self.judge._scratch))
                     if worse:
                         raise Rejected(f"the candidate's {label} {worse} ({here})")
             self._layout(metas, expected, here)

@@ -1,25 +1,28 @@
 """Messages between the judge (the trusted parent) and the processes that run cells.
 
-A message is a JSON header and, optionally, a list of tensors. On the wire: 8 bytes of header length,
-the header, 8 bytes of blob length, the blob (``torch.save`` of the CPU tensors, or nothing). The parent
-reads blobs with ``torch.load(weights_only=True)``, which builds tensors and plain containers only: a
-process that ran candidate code can send wrong numbers, never code.
+A message is a JSON header and, optionally, a list of tensors. On the wire: 8 bytes of header length, the
+header, 8 bytes of table length, the table (JSON: each tensor's dtype and shape, or nothing), then each
+tensor's bytes as they lie in memory. No pickle is ever read: the parent builds each tensor from its
+declared dtype (from a fixed list), shape and exactly that many bytes, so a process that ran candidate code
+can send wrong numbers, never code. Raw bytes also keep large outputs cheap: one copy on each side.
 
 The pipes are private file descriptors, not stdout, so what a cell prints cannot be taken for a message.
 """
 
 from __future__ import annotations
 
-import io
 import json
+import math
 import os
 import select
 import struct
 import time
+from pathlib import Path
 from typing import Any
 
 _LENGTH = struct.Struct("<Q")
 MAX_HEADER = 16 << 20  # bytes: a header is metadata, never data
+MAX_TENSORS = (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) // 2  # bytes of tensors in one message
 INPUTS_CHANGED = "found its input file changed by another process"  # a candidate's harness says so
 
 
@@ -31,44 +34,63 @@ class Timeout(ProtocolError):
     """The other side did not answer in time."""
 
 
-def _read_exactly(fd: int, n: int, deadline: float | None = None) -> bytes:
-    chunks, left = [], n
-    while left:
+def _read_exactly(fd: int, n: int, deadline: float | None = None) -> bytearray:
+    data, got = bytearray(n), 0
+    view = memoryview(data)
+    while got < n:
         if deadline is not None:
             wait = deadline - time.monotonic()
             if wait <= 0 or not select.select([fd], [], [], wait)[0]:
                 raise Timeout("no answer in time")
-        chunk = os.read(fd, min(left, 1 << 24))
-        if not chunk:
+        k = os.readv(fd, [view[got : got + (1 << 24)]])
+        if not k:
             raise ProtocolError("the pipe closed")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        got += k
+    return data
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+def _write_all(fd: int, data: Any) -> None:
+    view = memoryview(data).cast("B")
     while view:
         view = view[os.write(fd, view) :]
 
 
-def send(fd: int, header: dict[str, Any], tensors: list[Any] | None = None) -> None:
-    """Write one message: ``header`` (JSON-able) and ``tensors`` (moved to the CPU)."""
-    blob = b""
-    if tensors:
-        import torch
+def pipe() -> tuple[int, int]:
+    """A pipe (read end, write end) with the largest buffer the system allows: large outputs cross in
+    fewer, bigger steps (about twice as fast for 256 MB on Linux)."""
+    read, write = os.pipe()
+    try:
+        import fcntl
 
-        buffer = io.BytesIO()
-        torch.save([t.detach().cpu() for t in tensors], buffer)
-        blob = buffer.getvalue()
+        size = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        fcntl.fcntl(write, getattr(fcntl, "F_SETPIPE_SZ", 1031), min(size, 1 << 20))
+    except (OSError, ValueError, ImportError):
+        pass  # not Linux, or not allowed: the default buffer works, more slowly
+    return read, write
+
+
+def _dtypes() -> dict[str, Any]:
+    """The dtypes a message may carry, by name."""
+    import torch
+
+    return {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+
+
+def send(fd: int, header: dict[str, Any], tensors: list[Any] | None = None) -> None:
+    """Write one message: ``header`` (JSON-able) and ``tensors`` (moved to the CPU, made contiguous)."""
+    import torch
+
+    flat = [t.detach().cpu().contiguous() for t in tensors or []]
+    table = json.dumps([[str(t.dtype).removeprefix("torch."), list(t.shape)] for t in flat]).encode() if flat else b""
     head = json.dumps(header, allow_nan=True).encode()
-    _write_all(fd, _LENGTH.pack(len(head)) + head + _LENGTH.pack(len(blob)))
-    if blob:
-        _write_all(fd, blob)
+    _write_all(fd, _LENGTH.pack(len(head)) + head + _LENGTH.pack(len(table)) + table)
+    for t in flat:
+        if t.numel():
+            _write_all(fd, t.reshape(-1).view(torch.uint8).numpy())
 
 
 def receive(fd: int, *, tensors: bool = True, deadline: float | None = None) -> tuple[dict[str, Any], list[Any]]:
-    """Read one message: (header, tensors). Tensors are loaded with ``weights_only=True``.
+    """Read one message: (header, tensors), each tensor built from its declared dtype, shape and bytes.
 
     ``deadline`` (a ``time.monotonic()`` value): raise :class:`Timeout` when the message is not all there by then.
     """
@@ -81,17 +103,27 @@ def receive(fd: int, *, tensors: bool = True, deadline: float | None = None) -> 
         raise ProtocolError(f"a header that is not JSON ({exc})") from None
     if not isinstance(header, dict):
         raise ProtocolError("a header that is not an object")
-    (blob_size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size, deadline))
-    found: list[Any] = []
-    if blob_size:
-        blob = _read_exactly(fd, blob_size, deadline)
-        if tensors:
-            import torch
+    (table_size,) = _LENGTH.unpack(_read_exactly(fd, _LENGTH.size, deadline))
+    if table_size > MAX_HEADER:
+        raise ProtocolError(f"a tensor table of {table_size} bytes")
+    if not table_size:
+        return header, []
+    import torch
 
-            try:
-                found = torch.load(io.BytesIO(blob), weights_only=True)
-            except Exception as exc:  # noqa: BLE001 - anything that is not plain tensors is refused
-                raise ProtocolError(f"tensors that could not be read safely ({type(exc).__name__})") from None
-            if not isinstance(found, list) or not all(isinstance(t, torch.Tensor) for t in found):
-                raise ProtocolError("a blob that is not a list of tensors")
-    return header, found
+    try:
+        table = json.loads(_read_exactly(fd, table_size, deadline))
+        known = _dtypes()
+        specs = [(known[name], [int(n) for n in shape]) for name, shape in table]
+        if any(n < 0 for _, shape in specs for n in shape):
+            raise ValueError("a negative size")
+        if sum(math.prod(shape) * dtype.itemsize for dtype, shape in specs) > MAX_TENSORS:
+            raise ValueError("more bytes than half this machine's memory")
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ProtocolError(f"tensors that could not be read safely ({type(exc).__name__})") from None
+    found: list[Any] = []
+    for dtype, shape in specs:
+        count = math.prod(shape)
+        data = _read_exactly(fd, count * dtype.itemsize, deadline) if count else bytearray()
+        t = torch.frombuffer(data, dtype=dtype, count=count) if count else torch.empty(0, dtype=dtype)
+        found.append(t.reshape(shape))
+    return header, found if tensors else []

@@ -408,7 +408,7 @@ class Sandbox:
                 event_ms = (_perf() - t0) * 1e3
             walls.append((_perf() - t0) * 1e3)
             events.append(event_ms)
-            prints.append(_fingerprint(leaves(out), j, secret))
+            prints.append(_fingerprint(leaves(out), secret))
         header = {"events_ms": events, "walls_ms": walls, "batch_ms": (_perf() - start_batch) * 1e3, "stray_threads": strays}
         return header, [torch.stack(prints)]
 
@@ -472,7 +472,23 @@ def _device_time(event: Any) -> float:
     return 0.0
 
 
-def _fingerprint(outputs: list[torch.Tensor], call: int, secret: int) -> torch.Tensor:
+_SIGNS: dict[tuple[int, str, int, int], torch.Tensor] = {}  # (size, device, secret, output) -> weights
+SIGNS_BYTES = 1 << 30  # float64 weights kept up to this much in all; int8 above (made float per call)
+
+
+def _signs(n: int, device: torch.device, secret: int, index: int) -> torch.Tensor:
+    """Four rows of random +-1 weights (from the secret) for outputs of ``n`` elements, made once and kept."""
+    key = (n, str(device), secret, index)
+    if (signs := _SIGNS.get(key)) is None:
+        g = torch.Generator(device=device).manual_seed(secret + 7919 * index)
+        signs = torch.randint(0, 2, (4, n), generator=g, device=device, dtype=torch.int8)
+        if sum(s.nbytes for s in _SIGNS.values() if s.dtype == torch.float64) + 32 * n <= SIGNS_BYTES:
+            signs = signs.to(torch.float64) * 2 - 1
+        _SIGNS[key] = signs
+    return signs if signs.dtype == torch.float64 else signs.to(torch.float64) * 2 - 1
+
+
+def _fingerprint(outputs: list[torch.Tensor], secret: int) -> torch.Tensor:
     """Per output: four random +-1 projections (weights from the secret), max |value| and the element count.
 
     Two outputs' projections differ by about the L2 norm of their difference, so the judge can tell a
@@ -482,10 +498,9 @@ def _fingerprint(outputs: list[torch.Tensor], call: int, secret: int) -> torch.T
     for t in outputs:
         v = (torch.view_as_real(t) if t.is_complex() else t).detach().to(torch.float64).flatten()
         v = v.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
-        g = torch.Generator(device=v.device).manual_seed(secret + 7919 * call + len(rows))
-        signs = torch.randint(0, 2, (4, v.numel()), generator=g, device=v.device, dtype=torch.int8).to(torch.float64) * 2 - 1
+        projections = _signs(v.numel(), v.device, secret, len(rows)) @ v
         top = v.abs().max().reshape(1) if v.numel() else torch.zeros(1, dtype=torch.float64, device=v.device)
-        rows.append(torch.cat([signs @ v, top, torch.tensor([float(v.numel())], dtype=torch.float64, device=v.device)]).cpu())
+        rows.append(torch.cat([projections, top, torch.tensor([float(v.numel())], dtype=torch.float64, device=v.device)]).cpu())
     return torch.cat(rows) if rows else torch.zeros(0, dtype=torch.float64)
 
 
