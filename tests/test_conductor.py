@@ -87,3 +87,13 @@ def test_json_shape_is_stable():
     b = data[0]["bottlenecks"][0]
     assert {"kind", "score", "evidence", "hint", "source_lines"} <= set(b)
     assert isinstance(b["score"], float) and isinstance(b["evidence"], dict)
+
+
+def test_fp32_elementwise_code_is_not_told_to_use_tensor_cores():
+    # fp32 GELU from the autotune race (H100): its HFMA2 instructions are register moves, not half math
+    from pathlib import Path
+
+    (diagnosis,) = api.diagnose(Path(__file__).parent / "data" / "race" / "gelu_block16_v000.ncu-rep").diagnoses
+    kinds = [b.kind for b in diagnosis.bottlenecks]
+    assert "tensor_cores_unused" not in kinds and kinds[0] == "latency_bound"
+    assert top("tensor_cores_unused").bottlenecks[0].kind == "tensor_cores_unused"  # real fp16 matrix work still is
