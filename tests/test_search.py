@@ -77,6 +77,30 @@ def test_cuda_block_size_follows_its_constant():
     assert all("#define TILE 64" not in s for s, _ in block_sizes(source))  # 4096 threads: not a block
 
 
+DIM3_CELL = """
+#define N 1024
+__global__ void MatAdd(const float* A, const float* B, float* C) { C[0] = A[0] + B[0]; }
+void go(const float* A, const float* B, float* C, int b) {
+    dim3 threadsPerBlock(8, 8);
+    dim3 numBlocks(N / threadsPerBlock.x, N / threadsPerBlock.y);
+    MatAdd<<<numBlocks, threadsPerBlock>>>(A, B, C);
+    MatAdd<<<numBlocks, b>>>(A, B, C);
+}
+"""
+
+
+def test_cuda_dim3_blocks_are_read_and_varied_and_unreadable_launches_are_named():
+    # the CUDA programming guide's form, which once got no candidate at all
+    assert threads("threadsPerBlock", DIM3_CELL) == 64
+    found = {why.split(": ")[1]: s for s, why in block_sizes(DIM3_CELL)}
+    assert "dim3 threadsPerBlock(16, 16);" in found["threadsPerBlock (8, 8) → (16, 16) (64 → 256 threads per block)"]
+    assert "dim3 threadsPerBlock(32, 8);" in found["threadsPerBlock (8, 8) → (32, 8) (64 → 256 threads per block)"]
+    made_of_constants = DIM3_CELL.replace("dim3 threadsPerBlock(8, 8);", "constexpr int T = 16;\n    dim3 threadsPerBlock(T, T);")
+    assert any("constexpr int T = 32;" in s for s, _ in block_sizes(made_of_constants))
+    (why,) = SearchRewriter().why_nothing(DIM3_CELL).split("; ")
+    assert why.startswith("line 8: MatAdd<<<...>>> gives its block as 'b'")
+
+
 def test_cuda_literal_block_size_moves_grid_and_launch_bounds_together():
     source = samples.cell("low_occupancy_registers").read_text()
     bigger = dict((why, s) for s, why in block_sizes(source, +1))

@@ -13,7 +13,7 @@ from kernel_lab.cells import CellSource, language
 from kernel_lab.errors import KernelLabError
 from kernel_lab.models import Bottleneck, Profile
 from kernel_lab.profiling import Profiler
-from kernel_lab.rewrite import cannot_fix
+from kernel_lab.rewrite import cannot_fix, why_nothing
 from kernel_lab.rewrite.base import Attempt, Candidate, Exploring, RewriteContext, Rewriter
 from kernel_lab.session import Session, Version
 from kernel_lab.settings import Settings
@@ -191,6 +191,8 @@ def optimize(
             break
         if not proposals:
             stopped = f"{rewriter.name} had nothing more to propose for {top.kind}"
+            if why := why_nothing(rewriter, current.source):
+                stopped += f" ({why})"
             break
         made = [
             session.add(c.source, origin=c.origin, parent=current.number, explanation=c.explanation, answers=c.answers)

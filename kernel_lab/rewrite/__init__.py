@@ -5,7 +5,8 @@ Built in: ``search`` (the built-in optimizer: launch parameters and known CUDA t
 ``kernel_lab.rewriters`` (``mine = "my_package.module:MyRewriter"``): the object named there is a class
 with ``from_settings(settings, say)`` or a function ``(settings, say) -> Rewriter``, and what it makes
 must have a ``name``, a ``propose(context, n)`` method and, optionally, ``cannot_fix`` (the bottleneck
-kinds it cannot address, so that Kernel Lab can say so).
+kinds it cannot address, so that Kernel Lab can say so) and ``why_nothing(source)`` (when it proposes
+nothing for a cell, why, in words, or None).
 """
 
 from __future__ import annotations
@@ -56,3 +57,9 @@ def make(name: str, settings: Settings, say: Say | None = None) -> Rewriter:
 def cannot_fix(rewriter: Rewriter) -> frozenset[str]:
     """The bottleneck kinds ``rewriter`` declares out of its reach (none if it does not say)."""
     return frozenset(getattr(rewriter, "cannot_fix", ()))
+
+
+def why_nothing(rewriter: Rewriter, source: str) -> str | None:
+    """Why ``rewriter`` proposes nothing for ``source``, when it says."""
+    explain = getattr(rewriter, "why_nothing", None)
+    return explain(source) if callable(explain) else None

@@ -7,7 +7,9 @@ pattern, so they only touch what they recognise:
 - :func:`pad_shared_tiles`: ``__shared__ float t[T][T]`` → ``[T][T + 1]`` (bank conflicts).
 - :func:`block_sizes`: the threads per block of a ``kernel<<<grid, block>>>`` launch, through the
   ``#define``/``constexpr`` constant the block is spelled with (so the grid and the kernel follow),
-  or through a literal (every equal literal in the launch and in the kernel's ``__launch_bounds__``).
+  through the literals of a ``dim3 block(8, 8)`` it names (all sides, or x alone), or through a literal
+  (every equal literal in the launch and in the kernel's ``__launch_bounds__``). :func:`unreadable` says
+  which launches none of these reaches, and why.
 - :func:`launch_bounds`: ``__launch_bounds__(threads, min_blocks)`` so the compiler caps registers
   per thread and more blocks fit on an SM (register-limited occupancy).
 """
@@ -25,6 +27,7 @@ _SHARED_TILE = re.compile(r"(__shared__\s+\w+\s+\w+\s*\[\s*([^\]]+?)\s*\]\s*\[\s
 _CONSTANT = r"(?:#define\s+{name}\s+|(?:static\s+)?(?:constexpr|const)\s+(?:unsigned\s+)?int\s+{name}\s*=\s*)\(?(\d+)\)?"
 _LAUNCH = re.compile(r"\b(\w+)\s*<<<(.+?)>>>", re.S)
 _BOUNDS = r"(__launch_bounds__\s*\(([^)]*)\))"
+_DIM3 = r"\bdim3\s+{name}\s*(?:\(|\{{|=\s*(?:dim3\s*)?[({{])([^;(){{}}]*)[)}}]\s*;"
 
 
 @dataclass(frozen=True)
@@ -62,14 +65,23 @@ def _constant(source: str, name: str) -> re.Match | None:
     return re.search(_CONSTANT.format(name=re.escape(name)), source)
 
 
+def _dim3(source: str, name: str) -> re.Match | None:
+    """``dim3 name(8, 8);`` (or ``= dim3(...)``, ``{...}``): group 1 is what is inside."""
+    return re.search(_DIM3.format(name=re.escape(name)), source)
+
+
 def threads(block: str, source: str) -> int | None:
-    """Threads per block of a launch's block argument, when it is made of literals and constants."""
+    """Threads per block of a launch's block argument, when it is made of literals, constants and dim3
+    variables of them."""
     expr = re.sub(r"\bdim3\s*\(", "(", block)
-    for name in set(re.findall(r"\b[A-Za-z_]\w*\b", expr)):
-        found = _constant(source, name)
-        if found is None:
-            return None
-        expr = re.sub(rf"\b{name}\b", found.group(1), expr)
+    for _ in range(3):  # a dim3 variable's sides may be constants
+        for name in set(re.findall(r"\b[A-Za-z_]\w*\b", expr)):
+            if (found := _constant(source, name)) is not None:
+                expr = re.sub(rf"\b{name}\b", found.group(1), expr)
+            elif (sides := _dim3(source, name)) is not None:
+                expr = re.sub(rf"\b{name}\b", f"({sides.group(1)})", expr)
+            else:
+                return None
     if not re.fullmatch(r"[\d\s()*+\-/,]+", expr):
         return None
     try:
@@ -92,6 +104,12 @@ def block_sizes(source: str, direction: int = +1) -> list[tuple[str, str]]:
         if now is None:
             continue
         names = [n for n in dict.fromkeys(re.findall(r"\b[A-Za-z_]\w*\b", launch.block)) if n != "dim3"]
+        if len(names) == 1 and (sides := _dim3(source, names[0])) is not None:
+            inside = list(dict.fromkeys(re.findall(r"\b[A-Za-z_]\w*\b", sides.group(1))))
+            if not inside:
+                out += _dim3_sides(source, launch, names[0], sides, now, factors)
+                continue
+            names = inside  # the constants the dim3 is made of
         literals = [] if names else list(dict.fromkeys(re.findall(r"\b\d+\b", launch.block)))
         for knob in names + literals:
             found = _constant(source, knob) if knob in names else None
@@ -106,6 +124,39 @@ def block_sizes(source: str, direction: int = +1) -> list[tuple[str, str]]:
                     continue
                 why = f"{launch.kernel}: {knob if knob in names else 'block size'} {old} → {new} ({now} → {after} threads per block)"
                 out.append((rewritten, why))
+    return out
+
+
+def _dim3_sides(
+    source: str, launch: Launch, name: str, sides: re.Match, now: int, factors: tuple[float, ...]
+) -> list[tuple[str, str]]:
+    """Cells with the literal sides of ``dim3 name(x, y, ...)`` scaled: all sides, then x alone."""
+    old = [int(v) for v in sides.group(1).split(",")]
+    out: list[tuple[str, str]] = []
+    seen = {tuple(old)}
+    for factor in factors:
+        for new in ([int(v * factor) for v in old], [int(old[0] * factor), *old[1:]]):
+            count = math.prod(new)
+            if tuple(new) in seen or min(new) < 1 or not 32 <= count <= MAX_THREADS:
+                continue
+            seen.add(tuple(new))
+            rewritten = source[: sides.start(1)] + ", ".join(map(str, new)) + source[sides.end(1) :]
+            why = f"{launch.kernel}: {name} {tuple(old)} → {tuple(new)} ({now} → {count} threads per block)"
+            out.append((rewritten, why))
+    return out
+
+
+def unreadable(source: str) -> list[str]:
+    """Launches whose block size cannot be read (so the search cannot vary it): line, launch, why."""
+    out = []
+    for launch in cuda_launches(source):
+        if threads(launch.block, source) is None:
+            line = source.count("\n", 0, launch.start) + 1
+            out.append(
+                f"line {line}: {launch.kernel}<<<...>>> gives its block as {launch.block or 'nothing'!r}, which is not"
+                " made of literals, #define/constexpr constants or a dim3 of them (spell it so to let the"
+                " search vary it)"
+            )
     return out
 
 

@@ -318,6 +318,10 @@ class SearchRewriter:
         that give the search no direction, less those a CUDA transformation answers."""
         return frozenset(kinds()) - set(search_guidance()) - CUDA_FIXES
 
+    def why_nothing(self, source: str) -> str | None:
+        """The CUDA launches whose block size cannot be read, with their lines."""
+        return "; ".join(cuda.unreadable(source)) or None
+
     def propose(self, context: RewriteContext, n: int = 8) -> list[Candidate]:
         bottlenecks = list(context.bottlenecks) or [{"kind": "latency_bound"}]
         out: list[Candidate] = []
