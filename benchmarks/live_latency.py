@@ -7,11 +7,11 @@ Run on a GPU machine with ncu and Jupyter's kernel parts (jupyter_client, ipyker
 kernels are started through jupyter_client: "Python 3 (Kernel Lab, profiled)" (its kernelspec installed
 into a temporary prefix) and the plain one. In each, the cell is run once (its kernel compiled), then:
 
-* time to hints: ``%%profile`` on the cell, from the execute request to the reply (the diagnosis and its
-  display made), ``--repeats`` times, alternating with the naive command line;
-* launches that are not profiled: the cell's ``run`` on its inputs called 1,000 times between two
+* launches that are not profiled (first): the cell's ``run`` on its inputs called 1,000 times between two
   synchronizations, per call, in both kernels: on its declared inputs and on 4 K elements (launch cost
-  alone), after 20 calls of warm-up.
+  alone), after 20 calls of warm-up;
+* time to hints: ``%%profile`` on the cell, from the execute request to the reply (the diagnosis and its
+  display made), ``--repeats`` times, alternating with the naive command line.
 """
 
 from __future__ import annotations
@@ -107,6 +107,10 @@ def main() -> None:
             for kernel in (profiled, plain):
                 kernel.run("%load_ext kernel_lab")
                 kernel.run(cell)
+            calls = {name: per_call(k) for name, k in (("profiled", profiled), ("plain", plain))}
+            (pb, ps), (qb, qs) = calls["profiled"], calls["plain"]
+            print(f"unprofiled calls of run, declared inputs: {pb:.1f} us profiled kernel vs {qb:.1f} us plain ({pb / qb:.2f}x)")
+            print(f"unprofiled calls of run, 4 K elements:    {ps:.1f} us profiled kernel vs {qs:.1f} us plain ({ps / qs:.2f}x)")
             in_place, fresh, naive = [], [], []
             for i in range(args.repeats):
                 took, text = profiled.run("%%profile\n" + cell)
@@ -119,7 +123,6 @@ def main() -> None:
                     f"{naive[-1]:.2f} s  [{mode}]",
                     flush=True,
                 )
-            calls = {name: per_call(k) for name, k in (("profiled", profiled), ("plain", plain))}
         finally:
             profiled.close()
             plain.close()
@@ -128,9 +131,6 @@ def main() -> None:
     print(f"%%profile in the profiled kernel (in place): {m['in place']:.2f} s  ({m['in place'] / m['naive']:.2f}x naive)")
     print(f"%%profile in a plain kernel (fresh process): {m['fresh']:.2f} s  ({m['fresh'] / m['naive']:.2f}x naive)")
     print(f"naive ncu --set full python cell.py:        {m['naive']:.2f} s")
-    (pb, ps), (qb, qs) = calls["profiled"], calls["plain"]
-    print(f"unprofiled calls of run, declared inputs: {pb:.1f} us profiled kernel vs {qb:.1f} us plain ({pb / qb:.2f}x)")
-    print(f"unprofiled calls of run, 4 K elements:    {ps:.1f} us profiled kernel vs {qs:.1f} us plain ({ps / qs:.2f}x)")
 
 
 if __name__ == "__main__":

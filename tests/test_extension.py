@@ -74,6 +74,26 @@ OPTIMIZE = (
 )
 
 
+# What a person sees, at laptop size and on a large screen: the dashboard of a profile and the panel.
+VIEWS = {"cell-load": "%load_ext kernel_lab", "cell-profile": f"%%profile --replay {samples.report('uncoalesced_global')}"}
+SIZES = ((1366, 768), (1920, 1080))
+# Elements of a cell's output wider than the output itself (what makes a reader scroll sideways): only a
+# scroll box of Kernel Lab's own (a long code line in the diff) may hold them, not JupyterLab's output box.
+OVERFLOW = """out => {
+  const right = out.getBoundingClientRect().right + 1;
+  return Array.from(out.querySelectorAll('*')).filter(e => {
+    const r = e.getBoundingClientRect();
+    if (!r.width || r.right <= right) return false;
+    for (let p = e.parentElement; p && p !== out; p = p.parentElement) {
+      const style = getComputedStyle(p);
+      if (p.classList.contains('jp-OutputArea-output')) break;
+      if (['auto', 'scroll', 'hidden'].includes(style.overflowX) && p.getBoundingClientRect().right <= right) return false;
+    }
+    return true;
+  }).slice(0, 5).map(e => `${e.tagName.toLowerCase()}.${e.className}: right edge ${Math.round(e.getBoundingClientRect().right)} > ${Math.round(right)}`);
+}"""
+
+
 def _require() -> None:
     """Fail, saying how to install them, when the browser test's tools are missing."""
     if not Path(CHROMIUM).exists():
@@ -100,6 +120,7 @@ def lab(tmp_path_factory):
         "bridge": {"cell-set": SET, "cell-refuse": REFUSE},
         "panel": {"cell-panel": PANEL},
         "magic": {"cell-load": "%load_ext kernel_lab", "cell-optimize": OPTIMIZE},
+        "views": {**VIEWS, "cell-panel": PANEL},
     }
     for name, cells in notebooks.items():
         nb = nbformat.v4.new_notebook(
@@ -188,11 +209,11 @@ def browser():
         chromium.close()
 
 
-def _open(browser, url: str, cells: int):
-    """A new page showing the notebook at ``url`` with its kernel idle, and its cells."""
+def _open(browser, url: str, cells: int, size: tuple[int, int] = (1280, 720)):
+    """A new page (``size`` wide and high) showing the notebook at ``url`` with its kernel idle, and its cells."""
     from playwright.sync_api import expect
 
-    page = browser.new_page()
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]})
     page.goto(url)
     found = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
     expect(found).to_have_count(cells, timeout=60_000)
@@ -310,4 +331,32 @@ def test_optimize_then_apply_keeps_the_magic_line(lab, browser):
     header = OPTIMIZE.split("\n", 1)[0]
     applied = f"{header}\n{version.read_text()}"  # the magic line stays, the body is v001
     assert _text_becomes(cell, applied) == applied
+    page.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_dashboard_and_panel_fit_the_screen(lab, browser, size):
+    """Every tab of the dashboard and the panel's diff fit the width of the notebook, the roofline has its
+    point, and no widget fails to display."""
+    from playwright.sync_api import expect
+
+    page, cells = _open(browser, lab("views"), 3, size)
+    run = page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']")
+    cells.nth(0).locator(".jp-InputPrompt").click()
+    for _ in range(3):
+        run.click()
+    profile, panel = cells.nth(1).locator(".jp-Cell-outputArea"), cells.nth(2).locator(".jp-Cell-outputArea")
+    tabs = profile.locator(".lm-TabBar-tab, .p-TabBar-tab")
+    expect(tabs).to_have_count(5, timeout=120_000)
+    expect(panel).to_contain_text(f"Kernel Lab extension {VERSION}", timeout=60_000)
+    page.wait_for_timeout(1000)
+    for name in ("Summary", "Roofline", "Metrics", "Source", "Raw rules"):
+        tabs.filter(has_text=name).click()
+        page.wait_for_timeout(500)
+        if name == "Roofline":
+            # a marker per kernel on the roofline, or a bar per memory level in the bandwidth view
+            expect(profile.locator(".js-plotly-plot .point").first).to_be_visible(timeout=30_000)
+        assert profile.evaluate(OVERFLOW) == [], f"{name} tab at {size}"
+    assert panel.evaluate(OVERFLOW) == [], f"panel at {size}"
+    assert page.get_by_text("Error displaying widget").count() == 0
     page.close()
