@@ -15,7 +15,7 @@ import kernel_lab
 from kernel_lab import profiling, samples
 from kernel_lab.cells import CellSource
 from kernel_lab.errors import CellError, NoKernelMatchedError, ProfilingError
-from kernel_lab.profiling.ncu import ENABLE_COUNTERS, NcuProfiler
+from kernel_lab.profiling.ncu import ENABLE_COUNTERS
 from kernel_lab.settings import Settings
 
 FAKE = Path(__file__).resolve().parent / "fake_gpu"
@@ -210,12 +210,15 @@ def test_the_profiled_kernel_profiles_a_cell_in_place_with_the_notebooks_variabl
             "out = torch.empty_like(x)  # x and y come from the cell above: only in place can this run\n"
             "add_kernel[(4,)](x, y, out, x.numel(), BLOCK=1024)"
         ),
+        # compiled Triton (not the CPU interpreter) reads a kernel's source from its file, and so does ncu
+        nbformat.v4.new_code_cell("import inspect\nprint('source read:', 'tl.store' in inspect.getsource(add_kernel.fn))"),
     ]
     from nbclient import NotebookClient
 
     NotebookClient(nb, timeout=300, kernel_name=live.KERNEL_NAME).execute()
     shown = outputs(nb.cells[1])
     assert "Profiled in place in this kernel" in shown and "add_kernel" in shown and "memory_bound" in shown
+    assert "source read: True" in outputs(nb.cells[2])
     argv = json.loads(fake_gpu.read_text())  # the cut: this cell's range out of the kernel's growing report
     assert argv[:1] == ["-i"] and argv[argv.index("--nvtx-include") + 1] == "kernel_lab_live@profile/cell_1/"
     assert argv[argv.index("-k") + 1] == "regex:^(add_kernel)(<.*)?$"

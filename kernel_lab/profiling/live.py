@@ -124,7 +124,10 @@ class LiveProfiler:
     ) -> Profile:
         """Run ``cell`` here (warm-up, then once inside a range of its own) and cut its range from the report."""
         name = f"cell_{next(_cells)}"
-        code = compile(cell.text, f"<%%profile {name}>", "exec")
+        # a real file: Triton reads a kernel's source from it, and ncu imports it for the Source view
+        path = Path(tempfile.mkdtemp(prefix="kernel_lab_live_")) / f"{name}.py"
+        path.write_text(cell.text)
+        code = compile(cell.text, str(path), "exec")
         exec(code, self.namespace)  # noqa: S102 - the user's cell, in the user's namespace: that is the point
         run, make = self.namespace.get("run"), self.namespace.get("make_inputs")
         conventional = callable(run) and callable(make) and "def run" in cell.text
