@@ -106,14 +106,25 @@ class Expected:
     inputs: dict[int, torch.Tensor] = field(default_factory=dict)  # the tensors as saved for the candidates
 
 
-def same_bits(a: torch.Tensor, b: torch.Tensor, device: torch.device) -> bool:
-    """Whether two tensors hold the same bytes (compared on ``device``)."""
+def on(device: torch.device, fn: Callable[..., Any], *tensors: torch.Tensor, more: tuple = ()) -> Any:
+    """``fn(*tensors, *more)`` with the tensors moved to ``device``; on the CPU when the device's memory runs
+    out (candidates' processes use the GPU too)."""
+    import torch
+
+    try:
+        return fn(*(t.to(device) for t in tensors), *more)
+    except torch.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return fn(*(t.cpu() for t in tensors), *more)
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors hold the same bytes."""
     import torch
 
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    flat = [t.to(device).contiguous().reshape(-1).view(torch.uint8) for t in (a, b)]
-    return bool(torch.equal(*flat))
+    return bool(torch.equal(*(t.contiguous().reshape(-1).view(torch.uint8) for t in (a, b))))
 
 
 def scratch(device: str | None) -> torch.device:
@@ -320,7 +331,7 @@ class Judge:
             from kernel_lab.verify.compare import near_constant
 
             for i, t in enumerate(outputs):
-                if t.numel() > 1 and near_constant(t.to(self._scratch)):
+                if t.numel() > 1 and on(self._scratch, near_constant, t):
                     self._broken = Verdict(
                         False,
                         f"the reference's output {i} is (near) constant {where}: cannot judge "
@@ -501,7 +512,7 @@ class _Trial:
                 if (
                     i not in expected.in_place
                     and i in positions
-                    and not same_bits(used[positions.index(i)], before, self.judge._scratch)
+                    and not on(self.judge._scratch, same_bits, used[positions.index(i)], before)
                 ):
                     name = self.judge._params[i] if i < len(self.judge._params) else f"argument {i + 1}"
                     raise Rejected(
@@ -515,20 +526,20 @@ class _Trial:
                     f"the candidate returned {len(outputs)} outputs but the reference {len(expected.outputs)} ({here})"
                 )
             for k, (g, w) in enumerate(zip(got, want)):
-                g, w = g.to(self.judge._scratch), w.to(self.judge._scratch)
                 label = (
                     "output"
                     if len(want) == 1
                     else (f"output {k}" if k < n else f"input {expected.in_place[k - n] + 1} (written in place)")
                 )
-                problem, errors = compare(g, w, *tolerance(w.dtype, tf32, settings.rtol, settings.atol))
+                limits = tolerance(w.dtype, tf32, settings.rtol, settings.atol)
+                problem, errors = on(self.judge._scratch, compare, g, w, more=limits)
                 if errors is not None:
                     worst = self.errors or (0.0, 0.0)
                     self.errors = (max(errors[0], worst[0]), max(errors[1], worst[1]))
                 if problem:
                     raise Rejected(f"the candidate's {label} {problem} ({here})")
                 if expected.truth is not None and k < len(expected.truth) and settings.rtol is None:
-                    worse = against_truth(g, w, expected.truth[k].to(self.judge._scratch))
+                    worse = on(self.judge._scratch, against_truth, g, w, expected.truth[k])
                     if worse:
                         raise Rejected(f"the candidate's {label} {worse} ({here})")
             self._layout(metas, expected, here)
