@@ -26,6 +26,7 @@ be confirmed, a slowdown on some shape); ``notes`` only inform.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -339,8 +340,9 @@ class Judge:
                     )
                     return
         file = self.folder / "inputs" / f"inputs_{spec.id}.pt"
-        saved = torch.load(file, weights_only=True)
-        self._files[spec.id] = hashlib.sha256(file.read_bytes()).hexdigest()
+        data = file.read_bytes()  # read once: hashed, then loaded
+        self._files[spec.id] = hashlib.sha256(data).hexdigest()
+        saved = torch.load(io.BytesIO(data), weights_only=True)
         self._stats[spec.id] = self._stat(spec.id)
         kept = {i: v for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
         expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], kept)

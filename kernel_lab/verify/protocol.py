@@ -11,6 +11,7 @@ The pipes are private file descriptors, not stdout, so what a cell prints cannot
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -69,11 +70,17 @@ def pipe() -> tuple[int, int]:
     return read, write
 
 
+def _name(dtype: Any) -> str:
+    """A dtype's name on the wire: "float32"."""
+    return str(dtype).removeprefix("torch.")
+
+
+@functools.cache
 def _dtypes() -> dict[str, Any]:
     """The dtypes a message may carry, by name."""
     import torch
 
-    return {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
+    return {_name(d): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
 
 
 def send(fd: int, header: dict[str, Any], tensors: list[Any] | None = None) -> None:
@@ -81,7 +88,7 @@ def send(fd: int, header: dict[str, Any], tensors: list[Any] | None = None) -> N
     import torch
 
     flat = [t.detach().cpu().contiguous() for t in tensors or []]
-    table = json.dumps([[str(t.dtype).removeprefix("torch."), list(t.shape)] for t in flat]).encode() if flat else b""
+    table = json.dumps([[_name(t.dtype), list(t.shape)] for t in flat]).encode() if flat else b""
     head = json.dumps(header, allow_nan=True).encode()
     _write_all(fd, _LENGTH.pack(len(head)) + head + _LENGTH.pack(len(table)) + table)
     for t in flat:
