@@ -40,9 +40,12 @@ class Cell:
         first = self.text.split("\n", 1)[0]
         return first if first.startswith("%%") else ""
 
-    def with_body(self, body: str) -> str:
-        """The cell's text with ``body`` under its magic line."""
-        return f"{self.header}\n{body}" if self.header else body
+    def applied(self, body: str, label: str) -> str:
+        """The cell's text with version ``label`` (``body``) applied: the magic line stays, commented out, so
+        that running the cell runs the new kernel instead of optimizing again."""
+        if not self.header:
+            return body
+        return f"# {self.header}\n# Kernel Lab applied {label} below: uncomment the line above to optimize again.\n{body}"
 
 
 def _kernel() -> Any | None:

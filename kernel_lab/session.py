@@ -38,8 +38,9 @@ class Version:
     warnings: list[str] = field(default_factory=list)  # what blocks it until the user confirms it
     notes: list[str] = field(default_factory=list)  # what the judge could not check, or skipped
     time_ms: float | None = None  # median, when timed
-    spread_ms: float | None = None
-    speedup: float | None = None  # vs the original, when timed
+    spread_ms: float | None = None  # interquartile range
+    reference_ms: float | None = None  # the original's median, timed interleaved with this version
+    speedup: float | None = None  # reference_ms / time_ms: both from that one run
     significant: bool | None = None
     top_bottleneck: str | None = None
     created: float = field(default_factory=time.time)
@@ -47,6 +48,12 @@ class Version:
     @property
     def label(self) -> str:
         return f"v{self.number:03d}"
+
+
+TIMING_NOTE = (
+    "Each version was timed interleaved with the original in one run: its speedup is original_ms / time_ms "
+    "of that run; iqr_ms is the spread of its timings."
+)
 
 
 class Session:
@@ -176,7 +183,10 @@ class Session:
         return self.versions[number].source
 
     def table(self):
-        """The versions as a DataFrame: time, speedup, correctness, top bottleneck, origin."""
+        """The versions as a DataFrame: time, speedup, correctness, top bottleneck, origin.
+
+        Each candidate's time and speedup come from one run that timed it interleaved with the original
+        (``original_ms``), so a row is consistent with itself even where runs differ (``TIMING_NOTE``)."""
         import pandas as pd
 
         rejected, confirmed = self.rejected, self.confirmed
@@ -189,17 +199,32 @@ class Session:
                 return word + (" (confirmed by you)" if v.number in confirmed else " (blocked: see the warning)")
             return word
 
+        def note(v: Version) -> str:
+            if v is self.original:
+                return self._original_times() or v.explanation
+            return v.reason if v.correct is False else "; ".join(v.warnings) or v.explanation
+
         return pd.DataFrame(
             [
                 {
                     "version": v.label,
                     "origin": v.origin,
                     "time_ms": v.time_ms,
+                    "iqr_ms": v.spread_ms,
+                    "original_ms": v.reference_ms,
                     "speedup": v.speedup,
                     "correct": state(v),
                     "top_bottleneck": v.top_bottleneck,
-                    "note": v.reason if v.correct is False else "; ".join(v.warnings) or v.explanation,
+                    "note": note(v),
                 }
                 for v in self.versions
             ]
         )
+
+    def _original_times(self) -> str:
+        """How the original's time varied across the runs that timed it beside each version, if it did."""
+        times = [v.reference_ms for v in self.versions[1:] if v.reference_ms is not None]
+        if len(times) < 2:
+            return ""
+        low, high = min(times), max(times)
+        return f"timed beside each version: {low:.3g}–{high:.3g} ms ({high / low - 1:.0%} apart); this row is the first run"

@@ -70,7 +70,7 @@ def test_python_and_cuda_are_highlighted():
     assert "<span class='k'>def</span> <span class='nf'>strided_copy_kernel</span>" in python
     cuda = source.render(kernel("shared_bank_conflicts"))
     assert "<span class='kt'>float</span>" in cuda or "<span class='kt'>int</span>" in cuda
-    assert ".kl-src td.code .k {" in source.STYLE and "pre {" not in source.STYLE  # token colours only, scoped
+    assert ".kl-src td.code .k {" in source.STYLE and "}pre {" not in source.STYLE  # token colours only, scoped
 
 
 def test_a_token_over_several_lines_is_split_line_by_line():
@@ -185,3 +185,17 @@ def test_the_html_page_shows_source_indented_left_aligned_and_scrolling_in_its_b
     assert seen["text"].startswith("    tl.store(") and seen["space"] == "pre" and seen["align"] == "left"
     assert seen["box"][0] > seen["box"][1]  # the long lines scroll inside the box...
     assert seen["page"][0] <= seen["page"][1]  # ...and do not widen the page
+
+
+def test_a_static_html_export_keeps_the_indentation_and_says_where_the_kernel_stands():
+    """nbconvert's HTML export (what a notebook shared as a page shows, without widgets or network)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    result = api.diagnose(samples.report("uncoalesced_global"))
+    nb = nbformat.v4.new_notebook()
+    output = nbformat.v4.new_output("display_data", data={"text/html": result._repr_html_(), "text/plain": "result"})
+    nb.cells = [nbformat.v4.new_code_cell("%%profile", outputs=[output])]
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    assert "    tl.store(out_ptr + i, tl.load(x_ptr + src, mask=mask), mask=mask)" in code_lines(body)
+    assert "strided_copy_kernel (launch 0): no floating-point work; DRAM at 25% of its bandwidth" in body

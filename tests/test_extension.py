@@ -313,8 +313,9 @@ def test_a_console_on_the_notebooks_kernel_does_not_answer_for_it(lab, browser):
     page.close()
 
 
-def test_optimize_then_apply_keeps_the_magic_line(lab, browser):
-    """%%optimize run for real (replay mode), a version picked in its panel and applied into the cell."""
+def test_optimize_then_apply_runs_the_new_kernel_next_time(lab, browser):
+    """%%optimize run for real (replay mode), a version picked in its panel and applied into the cell; the
+    magic line stays as a comment, so running the cell again runs the kernel instead of optimizing it again."""
     from playwright.sync_api import expect
 
     page, cells = _open(browser, lab("magic"), 2)
@@ -329,8 +330,14 @@ def test_optimize_then_apply_keeps_the_magic_line(lab, browser):
     expect(out).to_contain_text("v001 is in the cell now", timeout=30_000)
     (version,) = lab.root.glob("optimized/*/v001/cell.py")
     header = OPTIMIZE.split("\n", 1)[0]
-    applied = f"{header}\n{version.read_text()}"  # the magic line stays, the body is v001
+    note = "# Kernel Lab applied v001 below: uncomment the line above to optimize again."
+    applied = f"# {header}\n{note}\n{version.read_text()}"
     assert _text_becomes(cell, applied) == applied
+    cell.locator(".jp-InputPrompt").click()
+    run.click()  # the cell now runs v001's code: no new optimization, no new session
+    expect(cell.locator(".jp-InputPrompt")).to_have_text("[3]:", timeout=30_000)
+    expect(out).not_to_contain_text("Kernel Lab optimize")
+    assert len(list(lab.root.glob("optimized/*/v000"))) == 1
     page.close()
 
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
+from conftest import run_python
+from openai_server import OpenAIServer
+from test_notebook import execute, outputs
 
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.display.versions import version_view
 from kernel_lab.rewrite.base import Candidate
 from kernel_lab.session import Session
-from conftest import run_python
-from openai_server import OpenAIServer
-from test_notebook import execute, outputs
 
 CELLS = Path(__file__).resolve().parent / "cells"
 REPLAY = samples.report("memory_bound")
@@ -38,7 +39,10 @@ def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path)
     assert any("CPU interpreter" in n for n in result.notes)
     html = result._repr_html_()
     assert "Replay mode" in html and "v002" in html
-    assert '<table class="diff"' in version_view(result, 1)  # each version's diff, whichever was fastest on this CPU
+    view = version_view(result, 1)  # each version's diff, whichever was fastest on this CPU
+    assert '<table class="diff"' in view and "diff_next" not in view  # no column of difflib's jump links
+    assert all(v.reference_ms and v.time_ms and v.speedup == pytest.approx(v.reference_ms / v.time_ms) for v in s.versions[1:])
+    assert "timed interleaved with the original in one run" in html  # each row's time and speedup: one run
 
 
 class NoSleep:

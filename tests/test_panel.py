@@ -19,6 +19,8 @@ from kernel_lab.frontend import NO_EXTENSION, TARGET
 BODY = "def run(x):\n    return x + 1\n"
 FAST = "def run(x):\n    return x + 1  # faster\n"
 HEADER = "%%optimize --rounds 1"
+# v001 applied: the magic line commented out, so running the cell runs the new kernel
+APPLIED = f"# {HEADER}\n# Kernel Lab applied v001 below: uncomment the line above to optimize again.\n{FAST}"
 
 
 class FrontEnd:
@@ -123,7 +125,7 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     assert put["data"] == {
         "action": "set_cell",
         "cell_id": "opt-cell",
-        "source": f"{HEADER}\n{FAST}",
+        "source": APPLIED,
         "expect": f"{HEADER}\n{BODY}",
     }
     front.answer(put, {"ok": True})
@@ -132,7 +134,7 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
 
     front.run("undo.click()")
     back = front.requests.pop(0)
-    assert back["data"]["source"] == f"{HEADER}\n{BODY}" and back["data"]["expect"] == f"{HEADER}\n{FAST}"
+    assert back["data"]["source"] == f"{HEADER}\n{BODY}" and back["data"]["expect"] == APPLIED
     front.answer(back, {"ok": True})
     assert "ACTIONS []" in front.run("show()")
 

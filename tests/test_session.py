@@ -23,6 +23,17 @@ def test_versions_are_kept_and_reopened(tmp_path):
     assert "wrong: max error" in table.note[3]
 
 
+def test_each_row_is_timed_in_one_run_and_the_originals_spread_is_said(tmp_path):
+    s = Session.create(tmp_path, "x", "original")
+    s.original.time_ms = 31.8
+    s.add("a", origin="search", correct=True, time_ms=20.0, spread_ms=0.5, reference_ms=31.8, speedup=1.59, significant=True)
+    s.add("b", origin="search", correct=True, time_ms=38.1, spread_ms=2.0, reference_ms=46.9, speedup=1.23, significant=True)
+    table = Session.open(s.path).table()
+    assert list(table.original_ms[1:]) == [31.8, 46.9] and list(table.iqr_ms[1:]) == [0.5, 2.0]
+    assert table.original_ms[2] / table.time_ms[2] == pytest.approx(table.speedup[2], rel=0.01)
+    assert "timed beside each version: 31.8–46.9 ms (47% apart)" in table.note[0]
+
+
 def test_no_faster_version_keeps_the_original(tmp_path):
     s = Session.create(tmp_path, "x", "original")
     s.add("slower", origin="search", correct=True, speedup=0.7, significant=True)

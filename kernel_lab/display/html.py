@@ -26,7 +26,7 @@ STYLE = """<style>
 .kl table.text td, .kl table.text th {text-align: left; vertical-align: top}
 .kl td:first-child, .kl th:first-child {text-align: left}
 .kl .kernel {margin-top: 14px}
-.kl .facts {color: #555}
+.kl .facts, .kl .caption {color: #555}
 .kl ol {padding-left: 22px}
 .kl .kind {font-family: monospace; background: #f0f0f0; padding: 1px 5px; border-radius: 3px}
 .kl .score {color: #777}

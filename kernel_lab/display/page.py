@@ -22,6 +22,12 @@ def roofline_html(result: Result, include_plotlyjs: bool | str = True) -> str:
     return roofline_figure(result).to_html(full_html=False, include_plotlyjs=include_plotlyjs, div_id="kernel-lab-roofline")
 
 
+def where_they_stand(result: Result) -> str:
+    """One line per kernel saying where it stands on the roofline, for views where the chart may not draw."""
+    items = "".join(f"<li>{escape(r.kernel)} (launch {r.launch}): {escape(r.label())}</li>" for r in result.rooflines)
+    return f"<ul class='caption'>{items}</ul>" if items else ""
+
+
 def per_kernel(result: Result, render) -> str:
     """``render(kernel)`` for every kernel of the result, each under its name."""
     return "".join(f"<h4>{escape(k.name)} (launch {k.index})</h4>{render(k)}" for k in result.profile.kernels)
@@ -42,6 +48,10 @@ def fragment(result: Result, include_plotlyjs: bool | str = "cdn") -> str:
     """The dashboard as static HTML for notebooks viewed without widgets (Metrics left to result.df)."""
     parts = sections(result, include_plotlyjs)
     parts["Metrics"] = f"<p>{len(result.df)} metric values: see <code>result.df</code>.</p>"
+    parts["Roofline"] = (
+        f"<div class='kl'>{where_they_stand(result)}<p class='caption'>The chart below is drawn by plotly.js from "
+        f"cdn.plot.ly; offline, only the lines above show.</p></div>{parts['Roofline']}"
+    )
     return "".join(
         f"<details{' open' if name == 'Summary' else ''}><summary><b>{escape(name)}</b></summary>{content}</details>"
         for name, content in parts.items()

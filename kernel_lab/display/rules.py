@@ -12,8 +12,11 @@ def render(kernel: Kernel) -> str:
     if not kernel.rules:
         return "<p>No rule results in this report.</p>"
     rows = "".join(
-        f"<tr><td>{r.severity}</td><td>{escape(r.rule)}</td><td>{escape(r.title)}</td><td style='text-align:left'>{escape(r.message)}</td>"
-        f"<td>{'' if r.speedup_pct is None else f'{r.speedup_pct:.1f}% ({r.speedup_scope})'}</td></tr>"
+        f"<tr><td>{r.severity}</td><td>{escape(r.rule)}</td><td>{escape(r.title)}</td><td>{escape(r.message)}</td>"
+        f"<td style='text-align: right'>{'' if r.speedup_pct is None else f'{r.speedup_pct:.1f}% ({r.speedup_scope})'}</td></tr>"
         for r in sorted(kernel.rules, key=lambda r: (r.severity != "OPT", -(r.speedup_pct or 0)))
     )
-    return f"<table><tr><th>type</th><th>rule</th><th>title</th><th>message</th><th>est. speedup</th></tr>{rows}</table>"
+    return (
+        "<div class='kl'><table class='text'><tr><th>type</th><th>rule</th><th>title</th><th>message</th>"
+        f"<th style='text-align: right'>est. speedup</th></tr>{rows}</table></div>"
+    )

@@ -1,5 +1,8 @@
 """The user's source as Nsight Compute's source view shows it: highlighted code, a bar per counter with
-each line's share, the hottest lines tinted."""
+each line's share, the hottest lines tinted.
+
+Each line's code sits in a ``<pre>``: a static HTML export (nbconvert re-parses outputs with BeautifulSoup,
+which collapses whitespace-only text outside ``<pre>``) would otherwise lose the indentation."""
 
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ STYLE = (
     ".kl-src table.src td.bar {min-width: 4.5em; color: #333; font-variant-numeric: tabular-nums}"
     ".kl-src table.src td.code {white-space: pre; text-align: left; width: 100%;"
     " font-family: SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace}"
+    ".kl-src table.src td.code pre {margin: 0; padding: 0; border: none; background: none; font: inherit; white-space: pre}"
     ".kl-src table.src tr.gap td {color: #888; background: #fafafa; font-style: italic; text-align: left}"
     ".kl-src .file {margin: 8px 0 2px; font-family: monospace}"
     + "".join(HtmlFormatter(style="default").get_token_style_defs(".kl-src td.code"))
@@ -114,7 +118,9 @@ def _file(kernel: Kernel, file: str) -> str:
         h = heat.get(number, 0.0)
         tint = f" style='background: rgba(230, 80, 40, {0.08 + 0.4 * min(h, 1):.2f})'" if h >= HOT else ""
         hot = " class='hot'" if tint else ""
-        rows.append(f"<tr{hot}><td class='ln'{tint}>{number}</td>{bars}<td class='code'{tint}>{code[number - 1]}</td></tr>")
+        rows.append(
+            f"<tr{hot}><td class='ln'{tint}>{number}</td>{bars}<td class='code'{tint}><pre>{code[number - 1]}</pre></td></tr>"
+        )
     if previous < len(lines):
         rows.append(f"<tr class='gap'><td></td><td colspan='{len(shares) + 1}'>⋯ {len(lines) - previous} lines</td></tr>")
     if not lines:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import re
 from functools import lru_cache
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernel_lab.display.html import STYLE
+from kernel_lab.session import TIMING_NOTE
 
 if TYPE_CHECKING:
     from kernel_lab.results.optimize import OptimizeResult
@@ -30,8 +32,10 @@ def text(result: OptimizeResult) -> str:
     best = result.best
     lines = [
         f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}.",
-        s.table().to_string(index=False, na_rep="–"),
+        _table(result).to_string(index=False, na_rep="–"),
     ]
+    if _timed(result):
+        lines.append(TIMING_NOTE)
     lines += [f"! {n}" for n in result.notes] + [f"! {w}" for w in _warnings(result)]
     if best is s.original:
         lines.append("No verified version was faster than the original; the original is kept.")
@@ -44,9 +48,16 @@ def text(result: OptimizeResult) -> str:
     return "\n".join(lines)
 
 
+_NEXT = re.compile(r'<t([dh]) class="diff_next"[^>]*>.*?</t\1>')  # difflib's "f"/"n"/"t" jump links
+_THREE = "<colgroup></colgroup> <colgroup></colgroup> <colgroup></colgroup>"
+
+
 def diff_table(before: str, after: str, names: tuple[str, str]) -> str:
-    """A side-by-side HTML diff of two sources (changed lines only, with context); long lines wrap in the browser."""
-    return difflib.HtmlDiff().make_table(before.splitlines(), after.splitlines(), *names, context=True, numlines=3)
+    """A side-by-side HTML diff of two sources (changed lines only, with context); long lines wrap in the browser.
+
+    Each side is a line-number column and a text column: difflib's column of jump links is left out."""
+    table = difflib.HtmlDiff().make_table(before.splitlines(), after.splitlines(), *names, context=True, numlines=3)
+    return _NEXT.sub("", table).replace(_THREE, "<colgroup></colgroup> <colgroup></colgroup>")
 
 
 def before_after(result: OptimizeResult) -> str:
@@ -73,7 +84,7 @@ def _compared(before: Path, after: Path) -> str:
 
 DIFF_STYLE = (
     "<style>.kl table.diff {display: table; width: 100%; table-layout: fixed}"  # both sides share the width
-    " .kl table.diff colgroup:nth-of-type(3n+1) {width: 1.4em} .kl table.diff colgroup:nth-of-type(3n+2) {width: 3.2em}"
+    " .kl table.diff colgroup:nth-of-type(2n+1) {width: 3.2em}"
     " .kl table.diff td {text-align: left; font-family: monospace; font-size: 12px; white-space: normal; overflow-wrap: anywhere}"
     " .diff_add {background:#dfd} .diff_chg {background:#ffa} .diff_sub {background:#fdd}</style>"
 )
@@ -86,8 +97,21 @@ def header(result: OptimizeResult) -> str:
     return (
         f"<div class='kl'><div class='banner'>Kernel Lab optimize: {len(s.versions)} version(s) kept in "
         f"<code>{escape(str(s.path))}</code>; stopped: {escape(result.stopped)}.</div>{warnings}"
-        f"{s.table().to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}', classes='versions')}</div>"
+        f"{_table(result).to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}', classes='versions')}"
+        + (f"<p class='caption'>{escape(TIMING_NOTE)}</p>" if _timed(result) else "")
+        + "</div>"
     )
+
+
+def _table(result: OptimizeResult):
+    """The versions table as shown: a missing word is a dash, like a missing number."""
+    table = result.session.table()
+    words = table.select_dtypes(include="object").columns
+    return table.fillna(dict.fromkeys(words, "–"))
+
+
+def _timed(result: OptimizeResult) -> bool:
+    return any(v.reference_ms is not None for v in result.session.versions)
 
 
 def version_view(result: OptimizeResult, number: int) -> str:

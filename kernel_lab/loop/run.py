@@ -65,7 +65,7 @@ def record(session: Session, version: Version, verdict: Verdict) -> None:
     version.warnings, version.notes = list(verdict.warnings), list(verdict.notes)
     if verdict.timing is not None:
         t = verdict.timing
-        version.time_ms, version.spread_ms = t.candidate_ms, t.candidate_spread
+        version.time_ms, version.spread_ms, version.reference_ms = t.candidate_ms, t.candidate_spread, t.reference_ms
         version.speedup, version.significant = t.speedup, t.significant
         if session.original.time_ms is None:
             session.original.time_ms, session.original.spread_ms = t.reference_ms, t.reference_spread

@@ -92,10 +92,10 @@ class OptimizeResult:
 
     def _text(self, version: Version) -> str:
         assert self.cell is not None  # callers checked that the cell is known
-        return self.cell.text if version is self.session.original else self.cell.with_body(version.source)
+        return self.cell.text if version is self.session.original else self.cell.applied(version.source, version.label)
 
     def replace_cell(self, version: int | None = None, on_done: Reply = lambda reply: None) -> None:
-        """Put a version (default: the best) into the optimized cell, keeping its magic line.
+        """Put a version (default: the best) into the optimized cell, its magic line commented out.
 
         Asks the JupyterLab extension; ``on_done`` gets its answer. The cell is left alone if the
         user edited it since; the text it had is kept (the original is v000, later ones are versions).

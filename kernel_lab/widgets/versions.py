@@ -1,6 +1,6 @@
 """The %%optimize panel: pick a version, see its diff against the original, apply, reject, undo.
 
-Apply puts the chosen version into the optimized cell itself (under its ``%%optimize`` line) through
+Apply puts the chosen version into the optimized cell itself (its ``%%optimize`` line commented out) through
 Kernel Lab's JupyterLab extension; where there is none, the status line says so and how to go on.
 Every choice is recorded in the session on disk; Undo takes back the last one.
 """
@@ -97,8 +97,8 @@ def panel(result: OptimizeResult) -> widgets.VBox:
         result.replace_cell(
             pick.value,
             on_done=answered(
-                f"{label} is in the cell now, under the %%optimize line: running the cell optimizes it again; delete that"
-                " line to run the kernel itself. Undo puts the previous text back."
+                f"{label} is in the cell now, with its %%optimize line commented out: running the cell runs the new"
+                " kernel. Undo puts the previous text back."
             ),
         )
 
