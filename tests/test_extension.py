@@ -98,7 +98,7 @@ def _require() -> None:
     """Fail, saying how to install them, when the browser test's tools are missing."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no browser can start here: Chromium not found (Debian: apt-get install chromium); {SETUP}")
-    for module in ("jupyterlab", "playwright"):
+    for module in ("jupyterlab", "notebook", "playwright"):
         try:
             __import__(module)
         except ImportError:
@@ -111,18 +111,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """A headless JupyterLab on 127.0.0.1 with the test notebooks: the URL of notebook NAME is ``lab(NAME)``."""
-    _require()
-    root = tmp_path_factory.mktemp("lab")
-    notebooks = {
-        "bridge": {"cell-set": SET, "cell-refuse": REFUSE},
-        "panel": {"cell-panel": PANEL},
-        "magic": {"cell-load": "%load_ext kernel_lab", "cell-optimize": OPTIMIZE},
-        "views": {**VIEWS, "cell-panel": PANEL},
-    }
-    for name, cells in notebooks.items():
+NOTEBOOKS = {
+    "bridge": {"cell-set": SET, "cell-refuse": REFUSE},
+    "panel": {"cell-panel": PANEL},
+    "magic": {"cell-load": "%load_ext kernel_lab", "cell-optimize": OPTIMIZE},
+    "views": {**VIEWS, "cell-panel": PANEL},
+}
+
+
+def _serve(root: Path, app: str):
+    """A headless Jupyter server (``app``: "jupyterlab" or "notebook") on 127.0.0.1 over the test notebooks
+    in ``root``; yields the URL of notebook NAME as ``url(NAME)``."""
+    for name, cells in NOTEBOOKS.items():
         nb = nbformat.v4.new_notebook(
             metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
         )
@@ -134,7 +134,7 @@ def lab(tmp_path_factory):
         [
             sys.executable,
             "-m",
-            "jupyterlab",
+            app,
             "--no-browser",
             "--allow-root",
             "--ip=127.0.0.1",
@@ -151,10 +151,13 @@ def lab(tmp_path_factory):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        page = _wait_for(f"{base}/lab?token={token}", server, root / "server.log")
+        page = _wait_for(f"{base}/{'lab' if app == 'jupyterlab' else 'tree'}?token={token}", server, root / "server.log")
         if '"kernel-lab"' not in page:
-            pytest.fail(f"JupyterLab does not load the kernel-lab extension; {SETUP}")
-        url = lambda name: f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}"  # noqa: E731 - a workspace each
+            pytest.fail(f"{app} does not load the kernel-lab extension; {SETUP}")
+        if app == "jupyterlab":
+            url = lambda name: f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}"  # noqa: E731 - a workspace each
+        else:
+            url = lambda name: f"{base}/notebooks/{name}.ipynb?token={token}"  # noqa: E731
         url.root = root
         yield url
     finally:
@@ -166,18 +169,32 @@ def lab(tmp_path_factory):
         log.close()
 
 
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab with the test notebooks: the URL of notebook NAME is ``lab(NAME)``."""
+    _require()
+    yield from _serve(tmp_path_factory.mktemp("lab"), "jupyterlab")
+
+
+@pytest.fixture(scope="module")
+def notebook7(tmp_path_factory):
+    """Jupyter Notebook 7 (what the classic Notebook became) with the same notebooks."""
+    _require()
+    yield from _serve(tmp_path_factory.mktemp("notebook"), "notebook")
+
+
 def _wait_for(url: str, server: subprocess.Popen, log: Path, timeout: float = 60) -> str:
     """The text of ``url`` once the server answers it."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            pytest.fail(f"jupyter lab exited ({server.returncode}):\n{log.read_text()[-3000:]}")
+            pytest.fail(f"the Jupyter server exited ({server.returncode}):\n{log.read_text()[-3000:]}")
         try:
             with urllib.request.urlopen(url, timeout=5) as r:
                 return r.read().decode()
         except OSError:
             time.sleep(0.3)
-    pytest.fail(f"jupyter lab did not answer in {timeout:.0f} s:\n{log.read_text()[-3000:]}")
+    pytest.fail(f"the Jupyter server did not answer in {timeout:.0f} s:\n{log.read_text()[-3000:]}")
 
 
 def _text(cell) -> str:
@@ -209,7 +226,15 @@ def browser():
         chromium.close()
 
 
-def _open(browser, url: str, cells: int, size: tuple[int, int] = (1280, 720)):
+# Idle once the kernel is connected: JupyterLab's status bar (its toolbar's indicator says so before);
+# Notebook 7 has no status bar, only the toolbar's indicator.
+IDLE = {
+    "lab": lambda page: page.locator(".jp-StatusBar-Widget").get_by_text("| Idle"),
+    "notebook7": lambda page: page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']"),
+}
+
+
+def _open(browser, url: str, cells: int, size: tuple[int, int] = (1280, 720), app: str = "lab"):
     """A new page (``size`` wide and high) showing the notebook at ``url`` with its kernel idle, and its cells."""
     from playwright.sync_api import expect
 
@@ -217,8 +242,7 @@ def _open(browser, url: str, cells: int, size: tuple[int, int] = (1280, 720)):
     page.goto(url)
     found = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
     expect(found).to_have_count(cells, timeout=60_000)
-    # The status bar says Idle once the kernel is connected (the toolbar's indicator says so before).
-    expect(page.locator(".jp-StatusBar-Widget").get_by_text("| Idle")).to_be_visible(timeout=60_000)
+    expect(IDLE[app](page).first).to_be_visible(timeout=60_000)
     return page, found
 
 
@@ -341,13 +365,11 @@ def test_optimize_then_apply_runs_the_new_kernel_next_time(lab, browser):
     page.close()
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_dashboard_and_panel_fit_the_screen(lab, browser, size):
-    """Every tab of the dashboard and the panel's diff fit the width of the notebook, the roofline has its
-    point, and no widget fails to display."""
+def _views_fit(page, cells, size: tuple[int, int]):
+    """Runs the "views" notebook and checks what a person would: every tab of the dashboard and the panel's diff
+    fit the width of the notebook, the roofline has its point, no widget fails to display. Returns the panel."""
     from playwright.sync_api import expect
 
-    page, cells = _open(browser, lab("views"), 3, size)
     run = page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']")
     cells.nth(0).locator(".jp-InputPrompt").click()
     for _ in range(3):
@@ -366,4 +388,25 @@ def test_dashboard_and_panel_fit_the_screen(lab, browser, size):
         assert profile.evaluate(OVERFLOW) == [], f"{name} tab at {size}"
     assert panel.evaluate(OVERFLOW) == [], f"panel at {size}"
     assert page.get_by_text("Error displaying widget").count() == 0
+    return panel
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_dashboard_and_panel_fit_the_screen(lab, browser, size):
+    """The dashboard and the panel in JupyterLab, at laptop size and on a large screen."""
+    page, cells = _open(browser, lab("views"), 3, size)
+    _views_fit(page, cells, size)
+    page.close()
+
+
+def test_notebook7_shows_the_views_and_applies_into_the_cell(notebook7, browser):
+    """Jupyter Notebook 7 (the classic Notebook's successor) at laptop size: the same views fit, the extension
+    answers there too, and Apply puts the version into the cell."""
+    from playwright.sync_api import expect
+
+    page, cells = _open(browser, notebook7("views"), 3, (1366, 768), app="notebook7")
+    panel = _views_fit(page, cells, (1366, 768))
+    panel.get_by_role("button", name="Apply v001 to cell").click()
+    expect(panel).to_contain_text("v001 is in the cell now", timeout=30_000)
+    assert _text_becomes(cells.nth(2), FAST) == FAST
     page.close()

@@ -130,7 +130,7 @@ def version_view(result: OptimizeResult, number: int) -> str:
         state = "correct on every check"
     speed = f"{v.speedup:.2f}× vs the original" + ("" if v.significant else " (within noise)") if v.speedup else "not timed"
     return (
-        f"<div class='kl'><p><b>{v.label}</b> ({escape(v.origin)}, answers {escape(v.answers or '–')}): {escape(speed)}, "
+        f"<div class='kl'><p><b>{v.label}</b> ({escape(v.origin)}{f', answers {escape(v.answers)}' if v.answers else ''}): {escape(speed)}, "
         f"{escape(state)}. {escape(v.explanation)}</p>"
         + "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in v.warnings)
         + diff_table(s.original.source, v.source, ("v000 (original)", v.label))
