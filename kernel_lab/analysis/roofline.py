@@ -82,6 +82,7 @@ class KernelRoofline:
     compute: dict[str, Ceiling]  # precision -> ceiling
     memory: dict[str, Ceiling]  # level -> ceiling
     notes: tuple[str, ...] = field(default=())
+    busy: dict[str, float] = field(default_factory=dict)  # level -> Nsight Compute's throughput of that unit, %
 
     def intensity(self, level: str = "DRAM") -> float | None:
         """FLOPs per byte moved at ``level``."""
@@ -206,11 +207,17 @@ def roofline(kernel: Kernel) -> KernelRoofline:
         compute=compute,
         memory=memory,
         notes=tuple(notes),
+        busy={level: v for level, metric in BUSY.items() if (v := kernel.get(metric)) is not None},
     )
 
 
+#: Nsight Compute's throughput of each memory unit: the busiest of its sub-units and counters (for L2,
+#: tag lookups count as much as bytes), so it can be far above the bytes moved against the peak bandwidth
+BUSY = {"DRAM": M.DRAM_PCT, "L2": M.L2_PCT, "L1": M.L1_PCT}
+
 #: what :func:`roofline` reads, for a rule that uses it to declare (its READS)
 READS = (
+    *BUSY.values(),
     _OP.format("*"),
     _PEAK_OP.format("*"),
     _TENSOR.format("*"),

@@ -180,12 +180,16 @@ def _bandwidth(fig: go.Figure, rooflines: list[KernelRoofline], *, row: int, alo
                 showlegend=True,
                 text=[
                     f"{p:.0f}%<br>{r.byte_rates[level] / TERA:.2f} of {r.memory[level].value / TERA:.1f} TB/s"
+                    + (f"<br>unit busy {busy:.0f}%" if (busy := _busier(r, level, p)) else "")
                     for level, p in zip(levels, pcts, strict=True)
                 ],
                 textposition="outside",
                 textfont={"size": 11},
                 cliponaxis=False,
-                hovertext=[f"<b>{r.kernel}</b><br>{level}: {r.label(level)}" for level in levels],
+                hovertext=[
+                    f"<b>{r.kernel}</b><br>{level}: {r.label(level)}{_busy_hover(r, level, p)}"
+                    for level, p in zip(levels, pcts, strict=True)
+                ],
                 hoverinfo="text",
             ),
             row=row,
@@ -211,6 +215,26 @@ def _bandwidth(fig: go.Figure, rooflines: list[KernelRoofline], *, row: int, alo
         )
     fig.update_yaxes(title="% of peak bandwidth", range=[0, top_pct * 1.25], ticksuffix="%", row=row, col=1)
     fig.update_xaxes(title="memory level", row=row, col=1)
+
+
+BUSIER = 15.0  # points by which Nsight Compute's unit throughput must exceed the bytes' share to be shown
+
+
+def _busier(r: KernelRoofline, level: str, pct: float) -> float | None:
+    """Nsight Compute's throughput of the level's unit when well above the bytes moved (``pct`` of peak), else None:
+    what the summary calls the busiest unit, so the two views do not seem to disagree."""
+    busy = r.busy.get(level)
+    return busy if busy is not None and busy - pct >= BUSIER else None
+
+
+def _busy_hover(r: KernelRoofline, level: str, pct: float) -> str:
+    busy = _busier(r, level, pct)
+    if busy is None:
+        return ""
+    return (
+        f"<br>Nsight Compute's {level} throughput is {busy:.0f}%: it counts the unit's busiest part"
+        f"<br>(e.g. tag lookups, which scattered access multiplies), not only bytes moved"
+    )
 
 
 def _decades(lo: float, hi: float) -> dict:
