@@ -365,9 +365,10 @@ def test_optimize_then_apply_runs_the_new_kernel_next_time(lab, browser):
     page.close()
 
 
-def _views_fit(page, cells, size: tuple[int, int]):
+def _views_fit(page, cells, size: tuple[int, int], shots: Path):
     """Runs the "views" notebook and checks what a person would: every tab of the dashboard and the panel's diff
-    fit the width of the notebook, the roofline has its point, no widget fails to display. Returns the panel."""
+    fit the width of the notebook, the roofline has its point, no widget fails to display (a screenshot of each
+    tab and of the panel goes to ``shots``, to look at when it fails). Returns the panel."""
     from playwright.sync_api import expect
 
     run = page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']")
@@ -385,27 +386,29 @@ def _views_fit(page, cells, size: tuple[int, int]):
         if name == "Roofline":
             # a marker per kernel on the roofline, or a bar per memory level in the bandwidth view
             expect(profile.locator(".js-plotly-plot .point").first).to_be_visible(timeout=30_000)
-        assert profile.evaluate(OVERFLOW) == [], f"{name} tab at {size}"
-    assert panel.evaluate(OVERFLOW) == [], f"panel at {size}"
+        profile.screenshot(path=shots / f"{name}-{size[0]}x{size[1]}.png")
+        assert profile.evaluate(OVERFLOW) == [], f"{name} tab at {size}: see {shots}"
+    panel.screenshot(path=shots / f"panel-{size[0]}x{size[1]}.png")
+    assert panel.evaluate(OVERFLOW) == [], f"panel at {size}: see {shots}"
     assert page.get_by_text("Error displaying widget").count() == 0
     return panel
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_dashboard_and_panel_fit_the_screen(lab, browser, size):
+def test_dashboard_and_panel_fit_the_screen(lab, browser, size, tmp_path):
     """The dashboard and the panel in JupyterLab, at laptop size and on a large screen."""
     page, cells = _open(browser, lab("views"), 3, size)
-    _views_fit(page, cells, size)
+    _views_fit(page, cells, size, tmp_path)
     page.close()
 
 
-def test_notebook7_shows_the_views_and_applies_into_the_cell(notebook7, browser):
+def test_notebook7_shows_the_views_and_applies_into_the_cell(notebook7, browser, tmp_path):
     """Jupyter Notebook 7 (the classic Notebook's successor) at laptop size: the same views fit, the extension
     answers there too, and Apply puts the version into the cell."""
     from playwright.sync_api import expect
 
     page, cells = _open(browser, notebook7("views"), 3, (1366, 768), app="notebook7")
-    panel = _views_fit(page, cells, (1366, 768))
+    panel = _views_fit(page, cells, (1366, 768), tmp_path)
     panel.get_by_role("button", name="Apply v001 to cell").click()
     expect(panel).to_contain_text("v001 is in the cell now", timeout=30_000)
     assert _text_becomes(cells.nth(2), FAST) == FAST
