@@ -50,6 +50,7 @@ class Version:
         return f"v{self.number:03d}"
 
 
+ORIGINAL_DRIFT = 0.05  # the original's times across runs are worth a note when this far apart
 TIMING_NOTE = (
     "Each version was timed interleaved with the original in one run: its speedup is original_ms / time_ms "
     "of that run; iqr_ms is the spread of its timings."
@@ -224,7 +225,7 @@ class Session:
     def _original_times(self) -> str:
         """How the original's time varied across the runs that timed it beside each version, if it did."""
         times = [v.reference_ms for v in self.versions[1:] if v.reference_ms is not None]
-        if len(times) < 2:
+        low, high = min(times, default=0.0), max(times, default=0.0)
+        if len(times) < 2 or high < (1 + ORIGINAL_DRIFT) * low:
             return ""
-        low, high = min(times), max(times)
         return f"timed beside each version: {low:.3g}–{high:.3g} ms ({high / low - 1:.0%} apart); this row is the first run"

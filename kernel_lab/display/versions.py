@@ -32,7 +32,7 @@ def text(result: OptimizeResult) -> str:
     best = result.best
     lines = [
         f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}.",
-        _table(result).to_string(index=False, na_rep="–"),
+        _table(result).to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3g}"),
     ]
     if _timed(result):
         lines.append(TIMING_NOTE)
@@ -106,7 +106,7 @@ def header(result: OptimizeResult) -> str:
 def _table(result: OptimizeResult):
     """The versions table as shown: a missing word is a dash, like a missing number."""
     table = result.session.table()
-    words = table.select_dtypes(include="object").columns
+    words = table.select_dtypes(exclude="number").columns
     return table.fillna(dict.fromkeys(words, "–"))
 
 

@@ -18,6 +18,7 @@ import os
 import select
 import struct
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,35 @@ def receive(fd: int, *, tensors: bool = True, deadline: float | None = None) -> 
         t = torch.frombuffer(data, dtype=dtype, count=count) if count else torch.empty(0, dtype=dtype)
         found.append(t.reshape(shape))
     return header, found if tensors else []
+
+
+Answer = dict[str, Any] | tuple[dict[str, Any], list[Any]]
+
+
+def serve(
+    requests: int,
+    replies: int,
+    handlers: Mapping[str, Callable[..., Answer | list[Answer]]],
+    failed: Callable[[Exception], str | None],
+) -> int:
+    """A worker's loop: answer each request (``{"cmd": name, **arguments}``) with its handler's message (a header,
+    or a header and tensors) or list of messages, until the judge closes the pipe; returns the exit status.
+
+    An exception a handler raises is answered ``{"error": failed(exc)}`` when ``failed`` names it, and ends
+    the worker when ``failed`` returns None."""
+    while True:
+        try:
+            request, _ = receive(requests, tensors=False)
+        except ProtocolError:
+            return 0  # the judge is done with this process
+        name = request.pop("cmd")
+        try:
+            answer = handlers[name](**request)
+        except Exception as exc:
+            if (said := failed(exc)) is None:
+                raise
+            send(replies, {"error": said})
+            continue
+        for message in answer if isinstance(answer, list) else [answer]:
+            header, tensors = message if isinstance(message, tuple) else (message, None)
+            send(replies, header, tensors)

@@ -516,31 +516,13 @@ def main(argv: list[str] | None = None) -> int:
     box = Sandbox(args.who, args.device)
     handlers: dict[str, Callable[..., Any]] = {
         "load": box.load,
-        "make": box.make,
+        "make": lambda **request: [{"sets": len(sets := box.make(**request))}, *sets],  # a count, then each set
         "rewrite": box.rewrite,
         "check": box.check,
         "observe": box.observe,
         "time": box.time,
     }
-    while True:
-        try:
-            request, _ = protocol.receive(args.requests, tensors=False)
-        except protocol.ProtocolError:
-            return 0  # the judge is done with this process
-        name = request.pop("cmd")
-        try:
-            answer = handlers[name](**request)
-        except Fail as fail:
-            protocol.send(args.replies, {"error": str(fail)})
-            continue
-        if name == "make":
-            protocol.send(args.replies, {"sets": len(answer)})
-            for header, tensors in answer:
-                protocol.send(args.replies, header, tensors)
-        elif isinstance(answer, tuple):
-            protocol.send(args.replies, *answer)
-        else:
-            protocol.send(args.replies, answer)
+    return protocol.serve(args.requests, args.replies, handlers, lambda exc: str(exc) if isinstance(exc, Fail) else None)
 
 
 if __name__ == "__main__":

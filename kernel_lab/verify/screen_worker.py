@@ -120,18 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         "prepare": screening.prepare,
         "time": screening.time,
     }
-    while True:
-        try:
-            request, _ = protocol.receive(args.requests, tensors=False)
-        except protocol.ProtocolError:
-            return 0
-        name = request.pop("cmd")
-        try:
-            protocol.send(args.replies, handlers[name](**request))
-        except Fail as fail:
-            protocol.send(args.replies, {"error": str(fail)})
-        except Exception as exc:  # noqa: BLE001 - a variant that breaks is an answer, not the end of the screen
-            protocol.send(args.replies, {"error": describe(exc, "the cell")})
+    # a variant that breaks is an answer, not the end of the screen
+    return protocol.serve(
+        args.requests, args.replies, handlers, lambda exc: str(exc) if isinstance(exc, Fail) else describe(exc, "the cell")
+    )
 
 
 if __name__ == "__main__":

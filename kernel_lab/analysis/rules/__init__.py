@@ -39,23 +39,9 @@ from importlib.metadata import entry_points
 from types import ModuleType
 
 from kernel_lab.errors import KernelLabError
-from kernel_lab.models import Bottleneck, Kernel
+from kernel_lab.models import KINDS, Bottleneck, Kernel
 
-BUILTIN = (
-    "memory_bound",
-    "compute_bound",
-    "latency_bound",
-    "low_occupancy",
-    "uncoalesced_global",
-    "shared_bank_conflicts",
-    "small_grid",
-    "tail_effect",
-    "warp_divergence",
-    "register_spills",
-    "tensor_cores_unused",
-    "launch_overhead",
-    "atomic_contention",
-)
+BUILTIN = KINDS  # one module per bottleneck kind, named for it
 ENTRY_POINTS = "kernel_lab.rules"
 ALWAYS_READABLE = "device__attribute_"
 Search = tuple[int, int, str]
