@@ -16,7 +16,7 @@ SAMPLES = ROOT / "kernel_lab" / "samples"
 
 def has_gpu() -> bool:
     smi = shutil.which("nvidia-smi")
-    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU")
+    return bool(smi) and subprocess.run([smi, "-L"], check=False, capture_output=True, text=True).stdout.startswith("GPU")
 
 
 def has_ncu() -> bool:
@@ -54,4 +54,6 @@ def run_python(*args: str, env: dict | None = None, cwd: Path | None = None, tim
     """Run ``python -m ...`` with this interpreter and the repo importable."""
     path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
     full_env = {**os.environ, "PYTHONPATH": path, **(env or {})}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, *args], check=False, capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout
+    )

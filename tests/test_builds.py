@@ -29,7 +29,7 @@ def test_the_profiled_cell_builds_in_its_folder(tmp_path):
     cell.write_text(CELL)
     proc = run_python("-m", "kernel_lab.profiling.runner", str(cell), env={"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")})
     assert proc.returncode == 0, proc.stderr
-    (line,) = [l for l in proc.stdout.splitlines() if l.startswith("BUILDS")][:1]
+    (line,) = [s for s in proc.stdout.splitlines() if s.startswith("BUILDS")][:1]
     folder = line.split(" ", 1)[1]
     assert folder.startswith(str(tmp_path / "ext" / "kernel_lab")) and folder != str(tmp_path / "ext" / "kernel_lab")
 

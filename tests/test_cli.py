@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import has_gpu, run_python
 
 from kernel_lab import samples
 from kernel_lab.models import KINDS
-from conftest import has_gpu, run_python
 
 
 def cli(*args: str):

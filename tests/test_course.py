@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import jupytext
 import nbformat
 import pytest
+from conftest import ROOT, has_gpu
 from nbclient import NotebookClient
 
-from conftest import ROOT, has_gpu
 from kernel_lab import course
 from kernel_lab.course import catalog, checking
 from kernel_lab.course.model import Diagnose, Fix

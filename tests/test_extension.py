@@ -129,44 +129,43 @@ def _serve(root: Path, app: str):
         nb.cells = [nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells.items()]
         nbformat.write(nb, root / f"{name}.ipynb")
     port, token = _free_port(), secrets.token_hex(16)
-    log = open(root / "server.log", "w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            app,
-            "--no-browser",
-            "--allow-root",
-            "--ip=127.0.0.1",
-            f"--port={port}",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            f"--LabApp.user_settings_dir={root / 'settings'}",
-            f"--LabApp.workspaces_dir={root / 'workspaces'}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=root,
-        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime")},
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        page = _wait_for(f"{base}/{'lab' if app == 'jupyterlab' else 'tree'}?token={token}", server, root / "server.log")
-        if '"kernel-lab"' not in page:
-            pytest.fail(f"{app} does not load the kernel-lab extension; {SETUP}")
-        if app == "jupyterlab":
-            url = lambda name: f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}"  # noqa: E731 - a workspace each
-        else:
-            url = lambda name: f"{base}/notebooks/{name}.ipynb?token={token}"  # noqa: E731
-        url.root = root
-        yield url
-    finally:
-        server.terminate()
+    with open(root / "server.log", "w") as log:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                app,
+                "--no-browser",
+                "--allow-root",
+                "--ip=127.0.0.1",
+                f"--port={port}",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={root}",
+                f"--LabApp.user_settings_dir={root / 'settings'}",
+                f"--LabApp.workspaces_dir={root / 'workspaces'}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=root,
+            env={**os.environ, "JUPYTER_RUNTIME_DIR": str(root / "runtime")},
+        )
+        base = f"http://127.0.0.1:{port}"
         try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+            page = _wait_for(f"{base}/{'lab' if app == 'jupyterlab' else 'tree'}?token={token}", server, root / "server.log")
+            if '"kernel-lab"' not in page:
+                pytest.fail(f"{app} does not load the kernel-lab extension; {SETUP}")
+            if app == "jupyterlab":
+                url = lambda name: f"{base}/lab/workspaces/{name}/tree/{name}.ipynb?token={token}"  # noqa: E731 - a workspace each
+            else:
+                url = lambda name: f"{base}/notebooks/{name}.ipynb?token={token}"  # noqa: E731
+            url.root = root
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(15)
+            except subprocess.TimeoutExpired:
+                server.kill()
 
 
 @pytest.fixture(scope="module")

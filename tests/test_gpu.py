@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import nbformat
 import pytest
+from conftest import run_python
+from test_notebook import execute, outputs
 
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.errors import CellError, NoKernelMatchedError
-from conftest import run_python
-from test_notebook import execute, outputs
 
 pytestmark = pytest.mark.gpu
 

@@ -97,7 +97,7 @@ def test_no_import_cycles():
             if target not in GRAPH or target == "kernel_lab":
                 continue
             if state.get(target) == 1:
-                cycles.append(path[path.index(target) :] + [target] if target in path else [node, target])
+                cycles.append([*path[path.index(target) :], target] if target in path else [node, target])
             elif target not in state:
                 walk(target, [*path, target])
         state[node] = 2

@@ -335,9 +335,9 @@ def test_missing_model_or_key_says_how_to_set_it(monkeypatch: pytest.MonkeyPatch
         RewriteError, match=r"^No model configured: give --model NAME \(model= from Python\) or set KERNEL_LAB_MODEL$"
     ):
         LLMRewriter(api_key=KEY)
-    with pytest.raises(RewriteError, match="No API key for https://api.openai.com/v1.*OPENAI_API_KEY"):
+    with pytest.raises(RewriteError, match=r"No API key for https://api\.openai\.com/v1.*OPENAI_API_KEY"):
         LLMRewriter(model=MODEL)
-    with pytest.raises(RewriteError, match="No API key for https://example.com/v1"):
+    with pytest.raises(RewriteError, match=r"No API key for https://example\.com/v1"):
         LLMRewriter(model=MODEL, base_url="https://example.com/v1")
     r = LLMRewriter(model=MODEL, api_key=KEY)
     assert repr(r) == "LLMRewriter(model='test-model', base_url='https://api.openai.com/v1', timeout=120.0)"

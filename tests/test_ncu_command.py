@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLES, has_gpu
 
 from kernel_lab.errors import NcuNotFoundError, NoGpuError
 from kernel_lab.profiling import ncu
 from kernel_lab.profiling.sections import DEFAULT_SECTIONS, EXTRA_METRICS
-from conftest import SAMPLES, has_gpu
 
 
 def test_build_command_is_exact():

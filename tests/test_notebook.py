@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import ROOT, has_gpu
+from nbclient import NotebookClient
 
 
 def execute(nb: nbformat.NotebookNode, allow_errors: bool = False) -> nbformat.NotebookNode:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernel_lab import samples
 from kernel_lab import metrics as M
+from kernel_lab import samples
 from kernel_lab.errors import ReportError
 from kernel_lab.profiling import ncu, report
 
@@ -57,9 +57,8 @@ def test_markup_is_stripped_from_rule_messages():
 
 
 def test_no_occupancy_limiter_is_named_at_full_theoretical_occupancy():
-    from kernel_lab.results.tables import occupancy_limiter
-
     import kernel_lab
+    from kernel_lab.results.tables import occupancy_limiter
 
     full = kernel_lab.diagnose(samples.report("memory_bound")).profile.kernels[0]
     capped = kernel_lab.diagnose(samples.report("low_occupancy_registers")).profile.kernels[0]

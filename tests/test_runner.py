@@ -5,7 +5,6 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-
 from conftest import run_python
 
 pytest.importorskip("triton")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import conductor_eval  # noqa: E402
+import conductor_eval
 
 
 @pytest.fixture(scope="module")

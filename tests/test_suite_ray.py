@@ -4,6 +4,7 @@ one GPU; a worker killed mid-task, a suite resumed, the same verdicts on one GPU
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from collections import defaultdict
@@ -72,7 +73,7 @@ def test_a_measurement_holds_its_gpu_alone(suite):
     assert set(spans) == {"0", "1"}  # both GPUs were used
     for intervals in spans.values():
         intervals.sort()
-        assert all(a_end <= b_start for (_, a_end), (b_start, _) in zip(intervals, intervals[1:]))
+        assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(intervals))
 
 
 def test_a_killed_worker_costs_only_its_task(suite):
