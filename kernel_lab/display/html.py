@@ -30,7 +30,7 @@ STYLE = """<style>
 .kl ol {padding-left: 22px}
 .kl .kind {font-family: monospace; background: #f0f0f0; padding: 1px 5px; border-radius: 3px}
 .kl .score {color: #777}
-.kl pre {background: #f7f7f7; padding: 4px 8px; margin: 4px 0; white-space: pre-wrap}
+.kl pre {background: #f7f7f7; padding: 4px 8px; margin: 4px 0; white-space: pre-wrap; word-break: normal}
 </style>"""
 
 
