@@ -88,9 +88,12 @@ class VersionTable:
 
 
 def table(lesson_id: str | int, versions: list[str] | None = None) -> VersionTable:
-    """The recorded versions of a lesson side by side (first: the one the others are compared with)."""
+    """The recorded versions of a lesson side by side (first: the one the others are compared with); by
+    default the naive version first, then the attempts, then the reference (examples stay first)."""
     from kernel_lab.course.facts import facts
 
     the_lesson = catalog.lesson(lesson_id)
-    names = versions or [v.name for v in the_lesson.versions if v.recorded]
+    order = ("example", "naive", "attempt", "reference")
+    recorded = sorted((v for v in the_lesson.versions if v.recorded), key=lambda v: order.index(v.role))
+    names = versions or [v.name for v in recorded]
     return VersionTable(the_lesson, tuple(facts(the_lesson.id, n) for n in names))
