@@ -495,3 +495,21 @@ def test_gpu_work_hidden_on_a_side_stream_is_flagged():
 def test_gpu_patched_events_are_caught():
     v = judge_on_gpu("add_ref", "patch_clock", time=True)
     assert blocked(v, "does not bear out") or blocked(v, "memory peak")
+
+
+def test_a_comparison_that_runs_out_of_device_memory_is_done_on_the_cpu():
+    import torch
+
+    from kernel_lab.verify.judge import on, same_bits
+
+    seen = []
+
+    def total(x, scale):  # like a comparison: runs out of memory where the candidates fill the device
+        seen.append(x.device.type)
+        if x.device.type == "meta":
+            raise torch.OutOfMemoryError("CUDA out of memory (stand-in)")
+        return float(x.sum()) * scale
+
+    x = torch.arange(10.0)
+    assert on(torch.device("meta"), total, x, more=(2.0,)) == 90.0 and seen == ["meta", "cpu"]
+    assert same_bits(x, x.clone()) and not same_bits(x, x + 1) and not same_bits(x, x.double())
