@@ -13,6 +13,8 @@ from kernel_lab.display.html import STYLE
 from kernel_lab.session import TIMING_NOTE
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from kernel_lab.results.optimize import OptimizeResult
 
 
@@ -103,7 +105,7 @@ def header(result: OptimizeResult) -> str:
     )
 
 
-def _table(result: OptimizeResult):
+def _table(result: OptimizeResult) -> pd.DataFrame:
     """The versions table as shown: a missing word is a dash, like a missing number."""
     table = result.session.table()
     words = table.select_dtypes(exclude="number").columns
