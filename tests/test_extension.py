@@ -366,7 +366,8 @@ def test_optimize_then_apply_runs_the_new_kernel_next_time(lab, browser):
 
 def _views_fit(page, cells, size: tuple[int, int], shots: Path):
     """Runs the "views" notebook and checks what a person would: every tab of the dashboard and the panel's diff
-    fit the width of the notebook, the roofline has its point, no widget fails to display (a screenshot of each
+    fit the width of the notebook, the roofline has its point, the source keeps its indentation, no widget fails
+    to display (a screenshot of each
     tab and of the panel goes to ``shots``, to look at when it fails). Returns the panel."""
     from playwright.sync_api import expect
 
@@ -385,6 +386,12 @@ def _views_fit(page, cells, size: tuple[int, int], shots: Path):
         if name == "Roofline":
             # a marker per kernel on the roofline, or a bar per memory level in the bandwidth view
             expect(profile.locator(".js-plotly-plot .point").first).to_be_visible(timeout=30_000)
+        if name == "Source":  # the code keeps its indentation, as the page shows it
+            line = profile.locator(".kl-src td.code", has_text="tl.store(").first
+            assert line.evaluate("e => [e.textContent, getComputedStyle(e.querySelector('pre')).whiteSpace]") == [
+                "    tl.store(out_ptr + i, tl.load(x_ptr + src, mask=mask), mask=mask)",
+                "pre",
+            ]
         profile.screenshot(path=shots / f"{name}-{size[0]}x{size[1]}.png")
         assert profile.evaluate(OVERFLOW) == [], f"{name} tab at {size}: see {shots}"
     panel.screenshot(path=shots / f"panel-{size[0]}x{size[1]}.png")
