@@ -338,6 +338,10 @@ def test_the_gpu_path_grades_the_live_profile_and_says_what_it_still_shows(versi
     monkeypatch.setenv("FAKE_NCU_REPORT", str(course.report("02_coalescing", version)))
     monkeypatch.setenv("FAKE_NCU_ARGV", str(tmp_path / "argv.json"))
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    # The stand-in GPU is Triton's CPU interpreter, where the field-loads attempt runs at 0.85x the naive's speed
+    # on the lesson's small shape (measured four times: 0.85-0.86), so noise now and then crosses the judge's 0.8
+    # bar for "slower on another shape" and flags it. This test is about grading the live profile, not CPU speed.
+    monkeypatch.setattr("kernel_lab.verify.judge.SLOWER", 0.5)
     r = course.check("02_coalescing.fix", course.cell("02_coalescing", version))
     assert r.gpu and r.yours is not None and not r.yours.replay and r.status == status, str(r)
     assert r.verdict is not None and r.verdict.timing is not None
