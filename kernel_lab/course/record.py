@@ -44,12 +44,6 @@ def say(*parts) -> None:
     print(f"[{elapsed():5.0f}s]", *parts, flush=True)
 
 
-def kernel_names(source: str) -> list[str]:
-    names = re.findall(r"@triton\.jit[^\n]*\n\s*def\s+(\w+)", source)
-    names += re.findall(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)", source)
-    return list(dict.fromkeys(names))
-
-
 def versions(only: list[str] | None) -> list[tuple[str, str, Path]]:
     """(lesson, role, cell) for every cell of the lessons asked for."""
     out = []
@@ -97,37 +91,12 @@ def judge(lesson: str, cell: Path) -> dict:
 
 
 def ncu_command(cell: Path, report: Path, names: list[str] | None = None) -> list[str]:
-    from kernel_lab.profiling.sections import DEFAULT_SECTIONS, EXTRA_METRICS, NVTX_INCLUDE
+    """The product's own collection (``%%profile``'s ncu command) of ``cell``'s kernels, as ``ncu`` on PATH."""
+    from kernel_lab.cells import kernel_names
+    from kernel_lab.profiling.ncu import build_command, kernel_filter
 
-    names = names or kernel_names(cell.read_text())
-    cmd = [
-        "ncu",
-        "--clock-control",
-        "none",
-        "--import-source",
-        "yes",
-        "--nvtx",
-        "--nvtx-include",
-        NVTX_INCLUDE,
-        "-c",
-        "20",
-        "-k",
-        f"regex:^({'|'.join(names)})(<.*)?$",
-    ]
-    for s in DEFAULT_SECTIONS:
-        cmd += ["--section", s]
-    cmd += [
-        "--metrics",
-        ",".join(EXTRA_METRICS),
-        "-f",
-        "-o",
-        str(report.with_suffix("")),
-        sys.executable,
-        "-m",
-        "kernel_lab.profiling.runner",
-        str(cell),
-    ]
-    return cmd
+    chosen = names or kernel_names(cell.read_text())
+    return build_command("ncu", cell, report.with_suffix(""), kernel_regex=kernel_filter(chosen))
 
 
 def main(argv: list[str] | None = None) -> int:
