@@ -145,7 +145,7 @@ class LiveProfiler:
     def _cut(self, name: str, cell: CellSource, settings: Settings, output: Path | None) -> Profile:
         ncu, growing = os.environ.get(NCU_ENV, "ncu"), os.environ[REPORT_ENV]
         part = Path(output) if output else Path(tempfile.mkdtemp(prefix="kernel_lab_")) / f"{name}.ncu-rep"
-        cmd = [ncu, "-i", growing, "--nvtx", "--nvtx-include", f"{DOMAIN}@{RANGE}/{name}/"]
+        cmd = [ncu, "-i", growing, "--nvtx-include", f"{DOMAIN}@{RANGE}/{name}/"]  # (--nvtx is refused with -i)
         names = kernel_names(cell.text)
         if settings.kernel_filter:
             cmd += [
