@@ -62,22 +62,27 @@ class Kernel:
     def run(self, code: str) -> tuple[float, str]:
         """(seconds from the execute request to the reply, the text it printed or displayed)."""
         out: list[str] = []
+        errors: list[str] = []
 
         def hook(msg: dict[str, Any]) -> None:
             content = msg["content"]
             if msg["msg_type"] == "stream":
                 out.append(content["text"])
             elif msg["msg_type"] in ("display_data", "execute_result"):
-                out.append(content["data"].get("text/plain", ""))
+                out.append(content["data"].get("text/plain", "")[:500])
             elif msg["msg_type"] == "error":
-                out.append("\n".join(content["traceback"]))
+                errors.append("\n".join(content["traceback"]))
 
         started = time.perf_counter()
         reply = self.client.execute_interactive(code, timeout=600, output_hook=hook)
         took = time.perf_counter() - started
         text = "".join(out)
         if reply["content"]["status"] != "ok":
-            raise SystemExit(f"the cell failed in the kernel:\n{text[-2000:]}")
+            c = reply["content"]
+            raise SystemExit(
+                f"the cell failed in the kernel ({c.get('status')}: {c.get('ename')}: {c.get('evalue')}):\n"
+                f"{''.join(errors)[-3000:] or ''.join(c.get('traceback', []))[-3000:]}\noutput:\n{text[-1500:]}"
+            )
         return took, text
 
     def close(self) -> None:
