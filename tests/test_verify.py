@@ -33,6 +33,9 @@ def source(name: str) -> str:
 
 
 EXIT_139 = source("add_crash").replace("os.kill(os.getpid(), signal.SIGSEGV)", "os._exit(139)")
+AXPY_BLOCK_512 = source("axpy_inplace_ref").replace("1024),)", "512),)").replace("BLOCK=1024", "BLOCK=512")
+AXPY_UNWRITTEN = source("axpy_inplace_ref").replace("y + 2 * x, mask", "y, mask")
+AXPY_INTO_X = source("axpy_inplace_ref").replace("tl.store(y_ptr", "tl.store(x_ptr")
 
 #: (reference, timed, verify timeout) -> {case: candidate cell name or source}
 GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
@@ -84,6 +87,11 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "shape_table": "shape_table",
         "half_torch": "half_torch",
         "one_buffer": "one_buffer",
+    },
+    ("axpy_inplace_ref", False, 120.0): {
+        "inplace_honest": AXPY_BLOCK_512,
+        "inplace_unwritten": AXPY_UNWRITTEN,
+        "inplace_wrong_input": AXPY_INTO_X,
     },
     ("relu6_ref", False, 120.0): {"relu6_no_cap": "relu6_no_cap", "relu6_honest": "relu6_honest"},
     ("fma16_ref", False, 120.0): {"bf16_math": "bf16_math", "fma16_honest": "fma16_honest"},
@@ -198,6 +206,14 @@ def test_nan_in_the_output_fails(verdicts):
 def test_modified_inputs_fail(verdicts):
     v = verdicts["inplace"]
     assert not v.correct and "the candidate changed its input y, which the reference leaves unchanged" in v.reason
+
+
+def test_a_reference_that_writes_its_input_in_place_is_matched_on_that_input(verdicts):
+    # the candidate's process sends an input back only where a call changed its bits
+    assert verdicts["inplace_honest"].correct, verdicts["inplace_honest"].reason
+    unwritten, wrong = verdicts["inplace_unwritten"], verdicts["inplace_wrong_input"]
+    assert not unwritten.correct and "input y (written in place) differs" in unwritten.reason
+    assert not wrong.correct and "changed its input x, which the reference leaves unchanged" in wrong.reason
 
 
 def test_input_files_spoiled_by_one_candidate_are_restored_for_the_next(verdicts):

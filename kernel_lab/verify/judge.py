@@ -119,6 +119,17 @@ def on(device: torch.device, fn: Callable[..., Any], *tensors: torch.Tensor, mor
         return fn(*(t.cpu() for t in tensors), *more)
 
 
+def resident(device: torch.device, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    """``tensors`` moved to ``device``, or left where they are when its memory runs out."""
+    import torch
+
+    try:
+        return [t.to(device) for t in tensors]
+    except torch.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return tensors
+
+
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether two tensors hold the same bytes."""
     import torch
@@ -345,6 +356,10 @@ class Judge:
         saved = torch.load(io.BytesIO(data), weights_only=True)
         self._stats[spec.id] = self._stat(spec.id)
         kept = {i: v for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
+        if not spec.timing:  # compared with every candidate's: moved where comparisons run once, not each time
+            outputs, values = resident(self._scratch, outputs), resident(self._scratch, values)
+            truth = resident(self._scratch, truth) if truth is not None else None
+            kept = dict(zip(kept, resident(self._scratch, list(kept.values()))))
         expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], kept)
         if spec.timing:
             self._timing.setdefault(spec.shape, []).append(spec)
@@ -500,28 +515,23 @@ class _Trial:
 
         reply, tensors = self._checked(expected, where)
         self.checks += 1
-        n, positions = len(reply["first"]), reply["inputs"]
-        first, second, after = tensors[:n], tensors[n : 2 * n], tensors[2 * n :]
+        first, second, inputs_after = self._unpack(reply, tensors, expected)
         settings = self.judge.settings
         tf32 = uses_tf32(self.judge.reference_source)
         calls = (
-            ("first call", first, reply["first"], after[: len(positions)]),
-            ("second call", second, reply["second"], after[len(positions) :]),
+            ("first call", first, reply["first"], inputs_after[0]),
+            ("second call", second, reply["second"], inputs_after[1]),
         )
+        n = len(first)
         for call, outputs, metas, used in calls:
             here = f"{where}; {call}"
-            for i, before in expected.inputs.items():
-                if (
-                    i not in expected.in_place
-                    and i in positions
-                    and not on(self.judge._scratch, same_bits, used[positions.index(i)], before)
-                ):
-                    name = self.judge._params[i] if i < len(self.judge._params) else f"argument {i + 1}"
+            for i, after in used.items():
+                if i not in expected.in_place and not on(self.judge._scratch, same_bits, after, expected.inputs[i]):
                     raise Rejected(
-                        f"the candidate changed its input {name}, which the reference leaves unchanged ({here}): "
+                        f"the candidate changed its input {self._name(i)}, which the reference leaves unchanged ({here}): "
                         "write results to new tensors"
                     )
-            got = list(outputs) + [used[positions.index(i)] for i in expected.in_place]
+            got = list(outputs) + [used.get(i, expected.inputs.get(i)) for i in expected.in_place]
             want = expected.outputs + expected.in_place_values
             if len(outputs) != len(expected.outputs):
                 raise Rejected(
@@ -529,9 +539,9 @@ class _Trial:
                 )
             for k, (g, w) in enumerate(zip(got, want)):
                 label = (
-                    "output"
-                    if len(want) == 1
-                    else (f"output {k}" if k < n else f"input {expected.in_place[k - n] + 1} (written in place)")
+                    ("output" if n == 1 else f"output {k}")
+                    if k < n
+                    else f"input {self._name(expected.in_place[k - n])} (written in place)"
                 )
                 limits = tolerance(w.dtype, tf32, settings.rtol, settings.atol)
                 problem, errors = on(self.judge._scratch, compare, g, w, more=limits)
@@ -555,6 +565,33 @@ class _Trial:
                 f"the candidate returns the same buffer from every call ({where}): a second call overwrites the "
                 "first call's result; allocate each output anew"
             )
+
+    def _name(self, i: int) -> str:
+        """The name of ``run``'s argument ``i``."""
+        return self.judge._params[i] if i < len(self.judge._params) else f"argument {i + 1}"
+
+    @staticmethod
+    def _unpack(
+        reply: dict[str, Any], tensors: list[Any], expected: Expected
+    ) -> tuple[list[Any], list[Any], tuple[dict[int, Any], dict[int, Any]]]:
+        """(first outputs, second outputs, inputs each call wrote) from a check's answer: a second output
+        that was not sent repeats the first's bits; an input not listed as written is the set as made."""
+        try:
+            n = len(reply["first"])
+            repeated, written = set(reply["repeated"]), [list(call) for call in reply["written"]]
+            if len(reply["second"]) != n or not repeated <= set(range(n)) or len(written) != 2:
+                raise TypeError
+            if any(i not in expected.inputs for call in written for i in call):
+                raise TypeError
+        except (KeyError, TypeError, ValueError):
+            raise Rejected("the candidate's process answered a check out of form (was its harness changed?)") from None
+        sent = iter(tensors[n:])
+        first = list(tensors[:n])
+        second = [first[k] if k in repeated else next(sent, None) for k in range(n)]
+        after = tuple({i: next(sent, None) for i in call} for call in written)
+        if any(t is None for t in second) or any(t is None for call in after for t in call.values()):
+            raise Rejected("the candidate's process sent fewer tensors than its answer lists (was its harness changed?)")
+        return first, second, (after[0], after[1])
 
     def _checked(self, expected: Expected, where: str) -> tuple[dict[str, Any], list[Any]]:
         """The candidate's answer on one input set."""
