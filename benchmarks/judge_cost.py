@@ -1,20 +1,24 @@
-"""Wall time of the judge, before and after the trust boundary (#10), side by side in one run.
+"""Wall time of the judge, a checkout before a change and this tree after it, side by side in one run.
 
-    git worktree add /tmp/judge_before 6094ce2      # the judge before: one shared worker process
+    git worktree add /tmp/judge_before 6094ce2      # e.g. the judge before #10: one shared worker process
     python benchmarks/judge_cost.py --before /tmp/judge_before [--device cpu|cuda] [--repeats 3]
+        [--reference CELL --candidate CELL]
 
 For each repeat, alternating before/after, each in a fresh process: (a) one ``verify(reference,
-candidate)``; (b) four candidates of one reference, as an ``%%optimize`` round judges them (before: four
-``verify`` calls; after: one ``Judge`` whose reference process serves all four). Prints medians.
+candidate)``; (b) four candidates of one reference, as an ``%%optimize`` round judges them (with one
+``Judge`` whose reference process serves all four; a checkout without ``Judge``, from before #10, makes
+four ``verify`` calls). Prints medians.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +28,8 @@ SINGLE = """
 import time, sys
 from pathlib import Path
 from kernel_lab.verify import verify
+import json, kernel_lab
+print(json.dumps(kernel_lab.__file__))
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 t = time.perf_counter()
 v = verify(ref, cand, device=sys.argv[3], timeout=600)
@@ -34,6 +40,8 @@ ROUND_BEFORE = """
 import time, sys
 from pathlib import Path
 from kernel_lab.verify import verify
+import json, kernel_lab
+print(json.dumps(kernel_lab.__file__))
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 t = time.perf_counter()
 for _ in range(4):
@@ -45,6 +53,8 @@ import time, sys
 from pathlib import Path
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge
+import json, kernel_lab
+print(json.dumps(kernel_lab.__file__))
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 t = time.perf_counter()
 with Judge(ref, Settings(verify_timeout=600), sys.argv[3]) as judge:
@@ -52,14 +62,33 @@ with Judge(ref, Settings(verify_timeout=600), sys.argv[3]) as judge:
         assert judge.check(cand).correct
 print((time.perf_counter() - t) / 4)
 """
+PHASES = """
+import time, sys
+from pathlib import Path
+from kernel_lab.settings import Settings
+from kernel_lab.verify import Judge
+import json, kernel_lab
+print(json.dumps(kernel_lab.__file__))
+ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
+with Judge(ref, Settings(verify_timeout=600), sys.argv[3]) as judge:
+    took = []
+    for _ in range(4):
+        t = time.perf_counter()
+        assert judge.check(cand).correct
+        took.append(time.perf_counter() - t)
+print(took[0], sum(took[1:]) / 3)
+"""
 
 
-def measure(code: str, package: Path, reference: Path, candidate: Path, device: str) -> float:
-    env = {**os.environ, "PYTHONPATH": str(package)}
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(reference), str(candidate), device], capture_output=True, text=True, env=env, check=True
-    )
-    return float(done.stdout.strip().splitlines()[-1])
+def measure(code: str, package: Path, reference: Path, candidate: Path, device: str) -> list[float]:
+    """Run ``code`` with ``package``'s kernel_lab: from a neutral folder, since ``python -c`` puts the current
+    folder first on the path (from the repository's root, both sides would import this tree's kernel_lab)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(package.resolve()), os.environ.get("PYTHONPATH")) if p)}
+    args = [sys.executable, "-c", code, str(reference.resolve()), str(candidate.resolve()), device]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=True, cwd=tempfile.gettempdir())
+    where = json.loads(done.stdout.strip().splitlines()[0])
+    assert Path(where).resolve().is_relative_to(package.resolve()), f"measured {where}, not {package}"
+    return [float(x) for x in done.stdout.strip().splitlines()[-1].split()]
 
 
 def main() -> None:
@@ -69,8 +98,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--reference", type=Path, default=CELLS / "add_ref.py")
     parser.add_argument("--candidate", type=Path, default=CELLS / "add_fast.py")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="with a Judge on both sides: the reference's preparation with the first candidate, and each later candidate",
+    )
     args = parser.parse_args()
-    rows = {
+    if args.phases:
+        phases(args)
+        return
+    rows: dict[tuple[str, str], list[float]] = {
         ("single verify", "before"): [],
         ("single verify", "after"): [],
         ("per candidate, 4 in a session", "before"): [],
@@ -78,14 +115,26 @@ def main() -> None:
     }
     for _ in range(args.repeats):
         for side, package in (("before", args.before), ("after", ROOT)):
-            rows[("single verify", side)].append(measure(SINGLE, package, args.reference, args.candidate, args.device))
-        for side, package, code in (("before", args.before, ROUND_BEFORE), ("after", ROOT, ROUND_AFTER)):
-            rows[("per candidate, 4 in a session", side)].append(
-                measure(code, package, args.reference, args.candidate, args.device)
-            )
+            rows[("single verify", side)] += measure(SINGLE, package, args.reference, args.candidate, args.device)
+        judge = args.before / "kernel_lab/verify/judge.py"
+        old = ROUND_AFTER if judge.exists() and "class Judge" in judge.read_text() else ROUND_BEFORE
+        for side, package, code in (("before", args.before, old), ("after", ROOT, ROUND_AFTER)):
+            rows[("per candidate, 4 in a session", side)] += measure(code, package, args.reference, args.candidate, args.device)
     print(f"judge wall time, {args.device}, {args.reference.name} vs {args.candidate.name}, median of {args.repeats}")
     for what in ("single verify", "per candidate, 4 in a session"):
         before, after = (statistics.median(rows[(what, side)]) for side in ("before", "after"))
+        print(f"  {what:32s} before {before:6.2f} s   after {after:6.2f} s   after/before {after / before:.2f}")
+
+
+def phases(args: argparse.Namespace) -> None:
+    """Both sides with a Judge: (reference + first candidate, each later candidate), alternating sides."""
+    rows: dict[str, list[list[float]]] = {"before": [], "after": []}
+    for _ in range(args.repeats):
+        for side, package in (("before", args.before), ("after", ROOT)):
+            rows[side].append(measure(PHASES, package, args.reference, args.candidate, args.device))
+    print(f"judge wall time, {args.device}, {args.reference.name} vs {args.candidate.name}, median of {args.repeats}")
+    for k, what in enumerate(("reference + first candidate", "each later candidate")):
+        before, after = (statistics.median(r[k] for r in rows[side]) for side in ("before", "after"))
         print(f"  {what:32s} before {before:6.2f} s   after {after:6.2f} s   after/before {after / before:.2f}")
 
 
