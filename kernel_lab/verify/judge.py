@@ -119,15 +119,7 @@ def on(device: torch.device, fn: Callable[..., Any], *tensors: torch.Tensor, mor
         return fn(*(t.cpu() for t in tensors), *more)
 
 
-def resident(device: torch.device, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
-    """``tensors`` moved to ``device``, or left where they are when its memory runs out."""
-    import torch
-
-    try:
-        return [t.to(device) for t in tensors]
-    except torch.OutOfMemoryError:
-        torch.cuda.empty_cache()
-        return tensors
+RESIDENT_SHARE = 0.25  # of the GPU's memory, at most, for the reference's results kept there (candidates need the rest)
 
 
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -264,6 +256,7 @@ class Judge:
         self._observed_reference: dict[str, Any] | None = None
         self._device_name = "cpu"
         self._scratch = scratch(device)  # where results are compared
+        self._held = 0  # bytes of the reference's results kept there
         self._params: list[str] = []
         self._files: dict[int, str] = {}  # input set id -> sha256 of its file
         self._stats: dict[int, tuple[int, ...] | None] = {}  # input set id -> its file's inode, size, times
@@ -357,13 +350,32 @@ class Judge:
         self._stats[spec.id] = self._stat(spec.id)
         kept = {i: v for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
         if not spec.timing:  # compared with every candidate's: moved where comparisons run once, not each time
-            outputs, values = resident(self._scratch, outputs), resident(self._scratch, values)
-            truth = resident(self._scratch, truth) if truth is not None else None
-            kept = dict(zip(kept, resident(self._scratch, list(kept.values()))))
+            moved = self._resident([*outputs, *values, *(truth or []), *kept.values()])
+            outputs, values, rest = moved[: len(outputs)], moved[len(outputs) : n + len(in_place)], moved[n + len(in_place) :]
+            truth = rest[: len(truth)] if truth is not None else None
+            kept = dict(zip(kept, rest[len(truth or []) :]))
         expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], kept)
         if spec.timing:
             self._timing.setdefault(spec.shape, []).append(spec)
         self._expected[spec.id] = expected
+
+    def _resident(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+        """``tensors`` moved to where results are compared, while the reference's results kept on the GPU stay
+        under :data:`RESIDENT_SHARE` of its memory; else (or when it runs out) left where they are."""
+        import torch
+
+        size = sum(t.nbytes for t in tensors)
+        if self._scratch.type == "cuda":
+            total = torch.cuda.get_device_properties(self._scratch).total_memory
+            if self._held + size > RESIDENT_SHARE * total:
+                return tensors
+        try:
+            moved = [t.to(self._scratch) for t in tensors]
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            return tensors
+        self._held += size
+        return moved
 
     def _stat(self, i: int) -> tuple[int, ...] | None:
         """An input file's inode, size and times: any write changes its ctime, which no process can set back."""
