@@ -81,7 +81,7 @@ def test_ncu_that_hangs_is_stopped_at_the_timeout(fake_gpu, monkeypatch):
 def test_or_replay_replays_when_there_is_no_gpu_and_says_why(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi, no ncu
     profile = profiling.or_replay(samples.report("memory_bound")).collect(ADD, Settings())
-    assert profile.replay and profile.notes[0].startswith("Why a replay: no NVIDIA GPU is visible")
+    assert profile.replay and profile.notes[0].startswith("No NVIDIA GPU is visible")
 
 
 # --- settings: one precedence rule ------------------------------------------------------------------

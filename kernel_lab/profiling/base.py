@@ -69,4 +69,4 @@ class Fallback:
             return self.first.collect(cell, settings, on_progress, output)
         except self.when as err:
             profile = self.then.collect(cell, settings, on_progress, output)
-            return replace(profile, notes=(f"Why a replay: {err.message[:1].lower()}{err.message[1:]}", *profile.notes))
+            return replace(profile, notes=(err.message, *profile.notes))
