@@ -7,7 +7,10 @@ import json
 import re
 import subprocess
 import sys
+import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 
 import jupytext
 import nbformat
@@ -281,18 +284,39 @@ def test_candidates_are_profiled_on_the_lessons_inputs():
 # ---------------------------------------------------------------- the notebooks, executed
 
 
+SLOW_NOTEBOOK_S = 180.0  # a lesson slower than this in replay mode is reported (CI once waited ~10 min in lesson 6)
+
+
+def slow_cells(nb: nbformat.NotebookNode, over: float = 30.0) -> list[str]:
+    """'cell 3: 598 s (%%profile --or-replay …)' for each cell that ran longer than ``over`` seconds."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        times = cell.get("metadata", {}).get("execution", {})
+        start, end = times.get("iopub.status.busy"), times.get("shell.execute_reply")
+        if start and end:
+            took = (
+                datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))
+            ).total_seconds()
+            if took > over:
+                out.append(f"cell {i}: {took:.0f} s ({cell.source.splitlines()[0][:60]})")
+    return out
+
+
 @pytest.mark.skipif(has_gpu(), reason="replay mode: on a GPU the notebooks profile live (kernel_lab/course/live.py)")
 def test_every_lesson_notebook_runs_in_replay_mode(tmp_path):
     def execute(lesson):
         nb = nbformat.read(ROOT / "notebooks" / f"{lesson.id}.ipynb", as_version=4)
         folder = tmp_path / lesson.id
         folder.mkdir()
+        started = time.monotonic()
         NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
-        return lesson, nb, folder
+        return lesson, nb, folder, time.monotonic() - started
 
     with ThreadPoolExecutor(2) as pool:
         done = list(pool.map(execute, LESSONS))
-    for lesson, nb, folder in done:
+    for lesson, nb, folder, took in done:
+        if took > SLOW_NOTEBOOK_S:
+            warnings.warn(f"{lesson.id} took {took:.0f} s in replay mode; slow cells: {slow_cells(nb) or 'none'}", stacklevel=1)
         text = "\n".join(
             o.get("text", "") + o.get("data", {}).get("text/plain", "")
             for c in nb.cells
