@@ -350,10 +350,11 @@ class Judge:
         self._stats[spec.id] = self._stat(spec.id)
         kept = {i: v for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
         if not spec.timing:  # compared with every candidate's: moved where comparisons run once, not each time
-            moved = self._resident([*outputs, *values, *(truth or []), *kept.values()])
-            outputs, values, rest = moved[: len(outputs)], moved[len(outputs) : n + len(in_place)], moved[n + len(in_place) :]
-            truth = rest[: len(truth)] if truth is not None else None
-            kept = dict(zip(kept, rest[len(truth or []) :]))
+            groups = (outputs, values, truth or [], list(kept.values()))
+            moved = iter(self._resident([t for group in groups for t in group]))
+            outputs, values, truths, inputs = ([next(moved) for _ in group] for group in groups)
+            truth = truths if truth is not None else None
+            kept = dict(zip(kept, inputs))
         expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], kept)
         if spec.timing:
             self._timing.setdefault(spec.shape, []).append(spec)
@@ -591,12 +592,12 @@ class _Trial:
         try:
             n = len(reply["first"])
             repeated, written = set(reply["repeated"]), [list(call) for call in reply["written"]]
-            if len(reply["second"]) != n or not repeated <= set(range(n)) or len(written) != 2:
-                raise TypeError
-            if any(i not in expected.inputs for call in written for i in call):
-                raise TypeError
+            in_form = len(reply["second"]) == n and repeated <= set(range(n)) and len(written) == 2
+            in_form = in_form and all(i in expected.inputs for call in written for i in call)
         except (KeyError, TypeError, ValueError):
-            raise Rejected("the candidate's process answered a check out of form (was its harness changed?)") from None
+            in_form = False
+        if not in_form:
+            raise Rejected("the candidate's process answered a check out of form (was its harness changed?)")
         sent = iter(tensors[n:])
         first = list(tensors[:n])
         second = [first[k] if k in repeated else next(sent, None) for k in range(n)]
