@@ -22,14 +22,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+WHERE = "import json, kernel_lab\nprint(json.dumps(kernel_lab.__file__))\n"  # first line out: the package measured
 CELLS = ROOT / "tests" / "cells"
 
 SINGLE = """
 import time, sys
 from pathlib import Path
 from kernel_lab.verify import verify
-import json, kernel_lab
-print(json.dumps(kernel_lab.__file__))
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 t = time.perf_counter()
 v = verify(ref, cand, device=sys.argv[3], timeout=600)
@@ -40,8 +39,6 @@ ROUND_BEFORE = """
 import time, sys
 from pathlib import Path
 from kernel_lab.verify import verify
-import json, kernel_lab
-print(json.dumps(kernel_lab.__file__))
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 t = time.perf_counter()
 for _ in range(4):
@@ -53,8 +50,6 @@ import time, sys
 from pathlib import Path
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge
-import json, kernel_lab
-print(json.dumps(kernel_lab.__file__))
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 t = time.perf_counter()
 with Judge(ref, Settings(verify_timeout=600), sys.argv[3]) as judge:
@@ -67,8 +62,6 @@ import time, sys
 from pathlib import Path
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge
-import json, kernel_lab
-print(json.dumps(kernel_lab.__file__))
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 with Judge(ref, Settings(verify_timeout=600), sys.argv[3]) as judge:
     took = []
@@ -84,7 +77,7 @@ def measure(code: str, package: Path, reference: Path, candidate: Path, device: 
     """Run ``code`` with ``package``'s kernel_lab: from a neutral folder, since ``python -c`` puts the current
     folder first on the path (from the repository's root, both sides would import this tree's kernel_lab)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(package.resolve()), os.environ.get("PYTHONPATH")) if p)}
-    args = [sys.executable, "-c", code, str(reference.resolve()), str(candidate.resolve()), device]
+    args = [sys.executable, "-c", WHERE + code, str(reference.resolve()), str(candidate.resolve()), device]
     done = subprocess.run(args, capture_output=True, text=True, env=env, check=True, cwd=tempfile.gettempdir())
     where = json.loads(done.stdout.strip().splitlines()[0])
     assert Path(where).resolve().is_relative_to(package.resolve()), f"measured {where}, not {package}"
