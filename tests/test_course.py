@@ -16,7 +16,6 @@ import jupytext
 import nbformat
 import pytest
 from conftest import ROOT, has_gpu
-from nbclient import NotebookClient
 
 from kernel_lab import course
 from kernel_lab.course import catalog, checking
@@ -302,15 +301,31 @@ def slow_cells(nb: nbformat.NotebookNode, over: float = 30.0) -> list[str]:
     return out
 
 
+RUN_NOTEBOOK = """
+import sys, nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+try:
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
+finally:
+    nbformat.write(nb, sys.argv[2] + "/executed.ipynb")
+"""
+
+
 @pytest.mark.skipif(has_gpu(), reason="replay mode: on a GPU the notebooks profile live (kernel_lab/course/live.py)")
 def test_every_lesson_notebook_runs_in_replay_mode(tmp_path):
+    # Each notebook runs in its own Python (two at a time): nbclients in threads of one process once waited
+    # 10 minutes on CI outside any cell, as if a zmq wake-up was lost between the threads' event loops.
     def execute(lesson):
-        nb = nbformat.read(ROOT / "notebooks" / f"{lesson.id}.ipynb", as_version=4)
         folder = tmp_path / lesson.id
         folder.mkdir()
         started = time.monotonic()
-        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
-        return lesson, nb, folder, time.monotonic() - started
+        subprocess.run(
+            [sys.executable, "-c", RUN_NOTEBOOK, str(ROOT / "notebooks" / f"{lesson.id}.ipynb"), str(folder)],
+            check=True,
+            timeout=900,
+        )
+        return lesson, nbformat.read(folder / "executed.ipynb", as_version=4), folder, time.monotonic() - started
 
     with ThreadPoolExecutor(2) as pool:
         done = list(pool.map(execute, LESSONS))
