@@ -104,6 +104,7 @@ def optimize(
     from kernel_lab import loop
     from kernel_lab.profiling.ncu import has_gpu
     from kernel_lab.rewrite import make
+    from kernel_lab.rewrite.base import Exploring
     from kernel_lab.verify import Judge
     from kernel_lab.verify.screen import Screener
 
@@ -124,18 +125,27 @@ def optimize(
         if on_event is not None:
             on_event(Event(message))
 
-    # the reference's process and the screen's warm workers live for the session
+    chosen_rewriter = (
+        rewriter if rewriter is not None and not isinstance(rewriter, str) else make(chosen.rewriter_name, chosen, say)
+    )
+    profiler = profiler or profiling.default(ahead=True)
+    # the reference's process and the screen's warm workers live for the session; they start now, loading
+    # Python, torch and the cell while the first version is profiled (nothing of theirs runs on the GPU yet)
     with Judge(source.text, chosen, device) as judge, Screener(source.text, chosen, device) as screen:
-        run = loop.optimize(
-            source,
-            chosen,
-            profiler=profiler or profiling.default(),
-            rewriter=rewriter
-            if rewriter is not None and not isinstance(rewriter, str)
-            else make(chosen.rewriter_name, chosen, say),
-            judge=judge,
-            screen=screen,
-            notes=tuple(notes),
-            on_event=on_event,
-        )
+        judge.start()
+        if isinstance(chosen_rewriter, Exploring) and chosen.screen > 0:
+            screen.start()
+        try:
+            run = loop.optimize(
+                source,
+                chosen,
+                profiler=profiler,
+                rewriter=chosen_rewriter,
+                judge=judge,
+                screen=screen,
+                notes=tuple(notes),
+                on_event=on_event,
+            )
+        finally:
+            profiling.close(profiler)
     return OptimizeResult.of(run)

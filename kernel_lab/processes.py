@@ -38,6 +38,80 @@ class Finished:
     stderr: str
 
 
+class Running:
+    """A child started in a new process group, its stdout and stderr collected as they arrive.
+
+    ``stdin=True`` gives it a pipe to read from (:meth:`send`): a child started ahead of the work it
+    will be given (Python, torch and CUDA load meanwhile) learns what to do from it.
+    """
+
+    def __init__(self, command: Sequence[str], *, env: dict[str, str] | None = None, stdin: bool = False) -> None:
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        self._lock = threading.Lock()
+        self._chunks: dict[str, list[str]] = {"out": [], "err": []}
+        self._on_output: Callable[[str], None] | None = None
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._threads = [
+            threading.Thread(target=self._pump, args=(self.proc.stdout, "out"), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, "err"), daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _pump(self, stream: IO[bytes], key: str) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while data := stream.read1(4096):  # type: ignore[attr-defined]
+            text = decoder.decode(data)
+            with self._lock:
+                self._chunks[key].append(text)
+                if self._on_output is not None:
+                    self._on_output(text)
+
+    def send(self, line: str) -> bool:
+        """Write one line to the child's stdin; False when it is no longer reading (it ended)."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return False
+        return True
+
+    def finish(self, timeout: float | None = None, on_output: Callable[[str], None] | None = None) -> Finished:
+        """Wait for the child to end; ``on_output`` hears what it printed so far, then the rest as it comes.
+        Past ``timeout`` seconds the whole group is killed and ``code`` is None."""
+        with self._lock:
+            self._on_output = on_output
+            if on_output is not None:
+                for text in (*self._chunks["out"], *self._chunks["err"]):
+                    on_output(text)
+        code: int | None
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            self.kill()
+            for t in self._threads:
+                t.join()
+        return Finished(code, "".join(self._chunks["out"]), "".join(self._chunks["err"]))
+
+    def kill(self) -> None:
+        """Kill the child's whole group and reap it."""
+        kill_group(self.proc.pid)
+        self.proc.wait()
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+
 def run(
     command: Sequence[str],
     *,
@@ -49,34 +123,7 @@ def run(
 
     Past ``timeout`` seconds the whole group is killed and ``code`` is None.
     """
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
-    lock = threading.Lock()
-    chunks: dict[str, list[str]] = {"out": [], "err": []}
-
-    def pump(stream: IO[bytes], key: str) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while data := stream.read1(4096):  # type: ignore[attr-defined]
-            text = decoder.decode(data)
-            chunks[key].append(text)
-            if on_output is not None:
-                with lock:
-                    on_output(text)
-
-    assert proc.stdout is not None and proc.stderr is not None
-    threads = [threading.Thread(target=pump, args=(proc.stdout, "out")), threading.Thread(target=pump, args=(proc.stderr, "err"))]
-    for t in threads:
-        t.start()
-    code: int | None
-    try:
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        code = None
-    finally:
-        kill_group(proc.pid)
-        proc.wait()
-        for t in threads:
-            t.join()
-    return Finished(code, "".join(chunks["out"]), "".join(chunks["err"]))
+    return Running(command, env=env).finish(timeout, on_output)
 
 
 def kill_group(pid: int) -> None:

@@ -33,7 +33,8 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
     rewritten = ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr")
     with Screener(ADD, device="cpu") as screen:
         original, (a, b, c) = screen.screen([right, unwritten, rewritten])
-        screen.close()  # lets go of its processes between rounds; the next screen starts them again
+        screen.rest()  # stops its loaded workers between rounds and starts fresh ones ahead, unloaded
+        assert not screen._workers and len(screen._booted) == screen.count
         again, (d,) = screen.screen([right])
     assert original.ms and a.ms and a.ms > 0 and again.ms and d.ms
     assert b.ms is None and b.reason.startswith("output 0: ")

@@ -15,7 +15,7 @@ import kernel_lab
 from kernel_lab import profiling, samples
 from kernel_lab.cells import CellSource
 from kernel_lab.errors import CellError, NoKernelMatchedError, ProfilingError
-from kernel_lab.profiling.ncu import ENABLE_COUNTERS
+from kernel_lab.profiling.ncu import ENABLE_COUNTERS, NcuProfiler
 from kernel_lab.settings import Settings
 
 FAKE = Path(__file__).resolve().parent / "fake_gpu"
@@ -236,3 +236,29 @@ def test_without_a_gpu_the_profiled_kernel_starts_and_says_why(tmp_path, monkeyp
 
     NotebookClient(nb, timeout=300, kernel_name=live.KERNEL_NAME).execute()
     assert "started without Nsight Compute (No NVIDIA GPU is visible" in outputs(nb.cells[0])
+
+
+def test_the_optimize_loops_profiler_starts_each_next_process_ahead_and_runs_the_next_version_there(
+    fake_gpu, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("FAKE_NCU", "ok")
+    settings = Settings(ncu_path=str(FAKE / "ncu"))
+    profiler = NcuProfiler(ahead=True)
+    try:
+        profiler.collect(ADD, settings, output=tmp_path / "v000")
+        waiting = profiler._next
+        assert waiting is not None and waiting.running.proc.poll() is None  # started, waiting for its cell
+        marker = tmp_path / "ran"
+        version = ADD.text.replace("1024", "512") + f"\nopen({str(marker)!r}, 'w').write('here')\n"
+        profile = profiler.collect(CellSource(version), settings, output=tmp_path / "v001")
+        argv = json.loads(fake_gpu.read_text())
+        assert argv[argv.index("kernel_lab.profiling.runner") + 1] == "-"  # the process started ahead ...
+        assert marker.read_text() == "here" and (tmp_path / "v001.ncu-rep").exists()  # ... ran the version
+        assert [k.name for k in profile.kernels] == ["add_kernel"] and waiting.running.proc.poll() is not None
+        with pytest.raises(CellError, match="ZeroDivisionError"):  # a version that fails there says so, in a line
+            profiler.collect(CellSource(ADD.text + "\n1 / 0\n"), settings)
+        last = profiler._next
+        assert last is not None and last is not waiting
+    finally:
+        profiler.close()
+    assert last.running.proc.poll() is not None and profiler._next is None

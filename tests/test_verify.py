@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -106,6 +107,8 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
 def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str, Verdict]:
     reference, timed, timeout = key
     with Judge(source(reference), Settings(verify_timeout=timeout), "cpu", time=timed) as judge:
+        if reference == "add_ref":  # as the optimize loop does: the reference loads while other work goes on
+            judge.start()
         return {case: judge.check(candidate if "\n" in candidate else source(candidate)) for case, candidate in cases.items()}
 
 
@@ -124,6 +127,31 @@ def blocked(v: Verdict, words: str) -> bool:
 
 
 # --- honest candidates pass, with nothing held against them ----------------------------------------------
+
+
+def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candidate_and_stops_it_on_close():
+    judge = Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu")
+    judge.start()
+    loading = judge._loading
+    assert loading is not None and len(judge._spare) == judge.parallel  # candidates' processes started too
+    assert loading.result(timeout=120)["params"] == ["x", "y"]  # loaded with no candidate in sight
+    reference = judge._reference
+    assert reference is not None and reference.proc.poll() is None
+    judge.close()
+    reference.wait()
+    assert judge._reference is None and not judge._spare and reference.proc.returncode is not None
+
+
+def test_a_judge_closed_while_its_reference_still_loads_stops_it_once_loaded():
+    judge = Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu")
+    judge.start()
+    loading = judge._loading
+    judge.close()
+    assert loading is not None and loading.result(timeout=120)  # it goes on loading, then is stopped
+    deadline = time.monotonic() + 30
+    while judge._reference is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert judge._reference is None
 
 
 def test_correct_rewrite_passes_and_is_timed(verdicts):

@@ -103,7 +103,7 @@ def _proposals(
     try:
         found = rewriter.explore(context, measure, n=settings.candidates, budget_s=settings.screen_budget, most=settings.screen)
     finally:
-        screen.close()  # the judge has the GPU to itself
+        screen.rest()  # the judge has the GPU to itself
     say(
         Event(
             f"round {round_}: screened {rewriter.screened} launch configurations in {time.monotonic() - started:.0f} s;"

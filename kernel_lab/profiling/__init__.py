@@ -15,17 +15,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_lab.profiling.base import Fallback, OnProgress, Profiler, Progress
+from kernel_lab.profiling.base import Fallback, OnProgress, Profiler, Progress, close
 
-__all__ = ["Fallback", "OnProgress", "Profiler", "Progress", "default", "or_replay"]
+__all__ = ["Fallback", "OnProgress", "Profiler", "Progress", "close", "default", "or_replay"]
 
 
-def default() -> Profiler:
-    """What ``%%profile`` and ``kernel_lab.profile`` use: Nsight Compute, else a trace when counters are refused."""
+def default(ahead: bool = False) -> Profiler:
+    """What ``%%profile`` and ``kernel_lab.profile`` use: Nsight Compute, else a trace when counters are refused.
+
+    ``ahead``: start each next profiling process as soon as one ends, for a caller that profiles version after
+    version (the optimize loop); :func:`close` ends the last one."""
     from kernel_lab.profiling.ncu import NcuProfiler
     from kernel_lab.profiling.trace import TraceProfiler
 
-    return Fallback(NcuProfiler(), TraceProfiler())
+    return Fallback(NcuProfiler(ahead), TraceProfiler())
 
 
 def or_replay(report: str | Path) -> Profiler:

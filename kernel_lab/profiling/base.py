@@ -70,3 +70,12 @@ class Fallback:
         except self.when as err:
             profile = self.then.collect(cell, settings, on_progress, output)
             return replace(profile, notes=(err.message, *profile.notes))
+
+    def close(self) -> None:
+        close(self.first)
+        close(self.then)
+
+
+def close(profiler: Profiler) -> None:
+    """End what a profiler keeps running between profiles (a process started ahead), if it keeps anything."""
+    getattr(profiler, "close", lambda: None)()

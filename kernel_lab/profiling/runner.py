@@ -1,6 +1,8 @@
 """Runs a cell file in a fresh process, the way ``%%profile`` wants it profiled.
 
     python -m kernel_lab.profiling.runner CELL.py [--no-warmup] [--trace OUT.json]
+    python -m kernel_lab.profiling.runner -  ...     # started ahead: loads torch and CUDA, then reads
+                                                    # the cell's path from stdin
 
 A cell either follows the Kernel Lab convention (it defines ``make_inputs()`` and
 ``run(*inputs)``) or is plain code. Either way the first execution (Triton JIT compile,
@@ -118,12 +120,35 @@ def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None
     _say("done")
 
 
+def ready() -> None:
+    """Load what a cell's run needs before its path is known: torch, Triton, and a CUDA context (made by a
+    synchronize, which launches no kernel)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    if importlib.util.find_spec("triton") is not None:
+        import triton  # noqa: F401
+    import nvtx  # noqa: F401
+
+    _say("ready")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kernel_lab.profiling.runner")
-    parser.add_argument("cell", type=Path)
+    parser.add_argument("cell", help="the cell's file, or - to read its path from stdin once ready")
     parser.add_argument("--no-warmup", dest="warmup", action="store_false")
     parser.add_argument("--trace", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.cell == "-":
+        ready()
+        args.cell = sys.stdin.readline().strip()
+        if not args.cell:
+            return 0  # let go unused
+    args.cell = Path(args.cell)
     filename = str(args.cell.resolve())
     try:
         run_cell(args.cell, warmup=args.warmup, trace=args.trace)

@@ -37,8 +37,8 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -182,12 +182,17 @@ class _Process:
     @staticmethod
     def _kill(proc: subprocess.Popen, *fds: int) -> None:
         kill_group(proc.pid)
-        proc.wait()
         for fd in fds:
             os.close(fd)
 
     def close(self) -> None:
+        """Kill the process (its whole group) without waiting for it to be gone: see :meth:`wait`."""
         self._closed()
+
+    def wait(self) -> None:
+        """Wait until the closed process is gone (a process with a CUDA context takes a while to die: close
+        many, then wait for each)."""
+        self.proc.wait()
 
     def ask(self, request: dict[str, Any], deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
         """Send one request and read the answer; Stopped (in words, with ``where``) when it does not come."""
@@ -232,6 +237,15 @@ class _Process:
         return f"the {self.who} ended its process (exit status {status}) {where}{last}"
 
 
+def ended(processes: Iterable[_Process]) -> None:
+    """Close each process, then wait until all are gone (they die in parallel)."""
+    processes = list(processes)
+    for process in processes:
+        process.close()
+    for process in processes:
+        process.wait()
+
+
 class Judge:
     """Judges candidates against one reference cell; holds the reference's process and its results.
 
@@ -263,6 +277,8 @@ class Judge:
         self._lock = threading.Lock()
         self._candidates = 0
         self._spare: list[tuple[_Process, Path]] = []
+        self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
+        self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
         self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
         weakref.finalize(self, shutil.rmtree, self.folder, True)
 
@@ -273,17 +289,35 @@ class Judge:
         self.close()
 
     def close(self) -> None:
-        for process, _ in self._spare:
-            process.close()
+        ended(process for process, _ in self._spare)
         self._spare = []
+        loading, self._loading = self._loading, None
+        if loading is not None:  # still loading, maybe: the reference's process ends once it is there
+            loading.add_done_callback(lambda _: self._close_reference())
+        else:
+            self._close_reference()
+
+    def _close_reference(self) -> None:
         if self._reference is not None:
-            self._reference.close()
+            ended([self._reference])
             self._reference = None
 
     # the reference, once -------------------------------------------------------------------------------
 
-    def _prepare(self, deadline: float) -> None:
-        """Start the reference's process, plan the input sets, make them and the expected results."""
+    def start(self) -> None:
+        """Start the reference's process and load its cell, and the first candidates' processes, in the background:
+        Python, torch, CUDA and the cell's imports load while the caller does other work (profiles, screens).
+        Nothing runs on the GPU until the first :meth:`check`."""
+        with self._lock:
+            if self._loading is None and not self._prepared:
+                deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
+                pool = ThreadPoolExecutor(1)
+                self._loading = pool.submit(self._load, deadline)
+                pool.shutdown(wait=False)
+                self._spare += [self._spawn() for _ in range(self.parallel)]
+
+    def _load(self, deadline: float) -> dict[str, Any]:
+        """Start the reference's process and load its cell there."""
         folder = self.folder / "reference"
         folder.mkdir()
         cell = folder / "cell.py"
@@ -296,6 +330,14 @@ class Judge:
             located=True,
         )
         cell.unlink()  # candidates never find the reference's source beside theirs
+        return loaded
+
+    def _prepare(self, deadline: float) -> None:
+        """Load the reference (or wait for :meth:`start`'s loading), plan the input sets, make them and the
+        expected results."""
+        loading, self._loading = self._loading, None
+        loaded = loading.result() if loading is not None else self._load(deadline)
+        assert self._reference is not None
         self._device_name = loaded["device_name"]
         self._params = loaded["params"]
         shapes = [tuple(s) for s in loaded["shapes"]]
@@ -431,7 +473,8 @@ class Judge:
             taken = [self._started() for _ in sources]
             self._spare.append(self._spawn())  # the next candidate's process starts now, while these are judged
             try:
-                if self._reference is None and self._broken is None:
+                if not self._prepared and self._broken is None:
+                    self._prepared = True
                     self._prepare(deadline)
             except Stopped as stop:
                 self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
@@ -464,6 +507,7 @@ class Judge:
                         verdicts[index] = trial.verdict(False, str(stop))
                 trial.candidate.close()
                 say(index, "done")
+            ended(trial.candidate for trial in trials)  # gone before their inputs are checked: none writes later
             self._restore_inputs(time.monotonic() + 60)
             return [v for v in verdicts if v is not None]
 

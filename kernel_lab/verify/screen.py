@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kernel_lab.settings import Settings
-from kernel_lab.verify.judge import Stopped, _Process
+from kernel_lab.verify.judge import Stopped, _Process, ended
 
 PREPARE_TIMEOUT = 120.0  # seconds to compile and check one variant
 TIME_BUDGET_MS = 40.0  # timing of one variant: calls within this budget (at least 3)
@@ -39,8 +39,8 @@ class Screening(Protocol):
 
     def screen(self, variants: list[str]) -> tuple[Screened, list[Screened]]: ...
 
-    def close(self) -> None:
-        """Let go of the processes (and the GPU) until the next :meth:`screen`."""
+    def rest(self) -> None:
+        """Let go of the GPU until the next :meth:`screen`."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,10 @@ class Screener:
         self.count = workers or (1 if device == "cpu" or cpus < 8 else min(8, cpus // 2))
         self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_screen_"))
         weakref.finalize(self, shutil.rmtree, self.folder, True)
-        self._workers: list[_Process] = []
+        self._workers: list[_Process] = []  # loaded: the original and the screening input are there
+        self._booted: list[_Process] = []  # started ahead, nothing loaded yet
         self._variants = 0
+        self._started = 0  # worker processes started
         self.seed = random.SystemRandom().randrange(1 << 31)
         self.broken: str | None = None  # why nothing can be screened (the original fails here)
         self._original: Screened | None = None  # the original's time, taken once
@@ -112,25 +114,43 @@ class Screener:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Stop the workers (the next :meth:`screen` starts them again, on the same input)."""
-        for worker in self._workers:
-            worker.close()
-        self._workers = []
+    def start(self) -> None:
+        """Start the workers' processes now: Python, torch and Triton load in them while the caller does other
+        work. Nothing runs on the GPU until :meth:`screen` loads the original there."""
+        while len(self._booted) < self.count:
+            self._booted.append(self._boot())
 
-    def _spawn(self, folder: Path) -> _Process:
-        """A worker with the original loaded and the screening input made (Stopped when it cannot)."""
-        folder.mkdir(exist_ok=True)
-        worker = _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
-        request = {"cmd": "load", "path": str(self.folder / "original.py"), "folder": str(folder), "seed": self.seed}
+    def rest(self) -> None:
+        """Stop the loaded workers (they hold the GPU's memory) and start fresh processes for the next
+        :meth:`screen`, which loads the original in them again."""
+        self.close()
+        self.start()
+
+    def close(self) -> None:
+        """Stop every worker."""
+        ended(self._workers + self._booted)
+        self._workers, self._booted = [], []
+
+    def _boot(self) -> _Process:
+        self._started += 1
+        folder = self.folder / f"worker_{self._started}"
+        folder.mkdir()
+        return _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
+
+    def _load(self, worker: _Process) -> _Process:
+        """``worker`` with the original loaded and the screening input made (Stopped when it cannot)."""
+        (self.folder / "original.py").write_text(self.original)
+        folder = str(worker.log.parent)
+        request = {"cmd": "load", "path": str(self.folder / "original.py"), "folder": folder, "seed": self.seed}
         worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
         return worker
 
     def _start(self) -> None:
-        """Start the workers and load the original in each (in parallel)."""
-        (self.folder / "original.py").write_text(self.original)
+        """Load the original in each worker (in parallel), starting those not started ahead."""
+        self.start()
+        booted, self._booted = self._booted, []
         with ThreadPoolExecutor(self.count) as pool:
-            futures = [pool.submit(self._spawn, self.folder / f"worker_{i}") for i in range(self.count)]
+            futures = [pool.submit(self._load, worker) for worker in booted]
             for future in futures:
                 try:
                     self._workers.append(future.result())
@@ -158,7 +178,7 @@ class Screener:
                 if self.broken is not None:
                     return
                 self._variants += 1
-                path = self.folder / f"worker_{w}" / f"variant_{self._variants}.py"
+                path = self._workers[w].log.parent / f"variant_{self._variants}.py"
                 path.write_text(variants[index])
                 request = {"cmd": "prepare", "id": self._variants, "path": str(path)}
                 request |= {"rtol": self.settings.rtol, "atol": self.settings.atol}
@@ -199,6 +219,6 @@ class Screener:
         the screen is broken (the rest of its variants come back unscreened)."""
         self._workers[w].close()
         try:
-            self._workers[w] = self._spawn(self.folder / f"worker_{w}_{self._variants}")
+            self._workers[w] = self._load(self._boot())
         except Stopped as stop:
             self.broken = str(stop)
