@@ -31,7 +31,7 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
     right = search.apply(ADD, launch, {"BLOCK": 2048})
     unwritten = ADD.replace("cdiv(x.numel(), 1024)", "cdiv(x.numel(), 2048)")  # half the programs: a parameter, wrong
     rewritten = ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr")
-    with Screener(ADD, device="cpu") as screen:
+    with Screener(ADD, device="cpu", workers=2) as screen:  # two load the original at once
         original, (a, b, c) = screen.screen([right, unwritten, rewritten])
         screen.rest()  # stops its loaded workers between rounds and starts fresh ones ahead, unloaded
         assert not screen._workers and len(screen._booted) == screen.count

@@ -139,7 +139,6 @@ class Screener:
 
     def _load(self, worker: _Process) -> _Process:
         """``worker`` with the original loaded and the screening input made (Stopped when it cannot)."""
-        (self.folder / "original.py").write_text(self.original)
         folder = str(worker.log.parent)
         request = {"cmd": "load", "path": str(self.folder / "original.py"), "folder": folder, "seed": self.seed}
         worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
@@ -147,6 +146,7 @@ class Screener:
 
     def _start(self) -> None:
         """Load the original in each worker (in parallel), starting those not started ahead."""
+        (self.folder / "original.py").write_text(self.original)  # once: workers read it while others load
         self.start()
         booted, self._booted = self._booted, []
         with ThreadPoolExecutor(self.count) as pool:
