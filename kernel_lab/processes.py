@@ -39,16 +39,13 @@ class Finished:
 
 
 class Running:
-    """A child started in a new process group, its stdout and stderr collected as they arrive.
+    """A child started in a new process group, its stdout and stderr collected as they arrive (a child may be
+    started ahead of its work and waited for later: :meth:`finish`)."""
 
-    ``stdin=True`` gives it a pipe to read from (:meth:`send`): a child started ahead of the work it
-    will be given (Python, torch and CUDA load meanwhile) learns what to do from it.
-    """
-
-    def __init__(self, command: Sequence[str], *, env: dict[str, str] | None = None, stdin: bool = False) -> None:
+    def __init__(self, command: Sequence[str], *, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             command,
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
@@ -74,16 +71,6 @@ class Running:
                 if self._on_output is not None:
                     self._on_output(text)
 
-    def send(self, line: str) -> bool:
-        """Write one line to the child's stdin; False when it is no longer reading (it ended)."""
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(line.encode() + b"\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            return False
-        return True
-
     def finish(self, timeout: float | None = None, on_output: Callable[[str], None] | None = None) -> Finished:
         """Wait for the child to end; ``on_output`` hears what it printed so far, then the rest as it comes.
         Past ``timeout`` seconds the whole group is killed and ``code`` is None."""
@@ -107,9 +94,6 @@ class Running:
         """Kill the child's whole group and reap it."""
         kill_group(self.proc.pid)
         self.proc.wait()
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
 
 
 def run(

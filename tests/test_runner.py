@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from textwrap import dedent
 
 import pytest
 from conftest import run_python
+
+from kernel_lab.profiling.runner import MARK
 
 pytest.importorskip("triton")
 
@@ -82,3 +86,19 @@ def test_syntax_error_is_reported_with_the_cell_line(tmp_path):
     assert proc.returncode == 3
     assert "SyntaxError" in proc.stderr and "runner.py" not in proc.stderr
     assert f'File "{cell}", line 2' in proc.stderr
+
+
+def test_a_runner_started_ahead_ends_unused_when_the_process_that_started_it_is_gone(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    command = [
+        sys.executable,
+        "-m",
+        "kernel_lab.profiling.runner",
+        "--wait-for",
+        str(tmp_path / "never"),
+        "--owner",
+        str(gone.pid),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and f"{MARK} ready" in done.stdout and "warm-up" not in done.stdout

@@ -252,7 +252,7 @@ def test_the_optimize_loops_profiler_starts_each_next_process_ahead_and_runs_the
         version = ADD.text.replace("1024", "512") + f"\nopen({str(marker)!r}, 'w').write('here')\n"
         profile = profiler.collect(CellSource(version), settings, output=tmp_path / "v001")
         argv = json.loads(fake_gpu.read_text())
-        assert argv[argv.index("kernel_lab.profiling.runner") + 1] == "-"  # the process started ahead ...
+        assert argv[argv.index("kernel_lab.profiling.runner") + 1] == "--wait-for"  # the process started ahead ...
         assert marker.read_text() == "here" and (tmp_path / "v001.ncu-rep").exists()  # ... ran the version
         assert [k.name for k in profile.kernels] == ["add_kernel"] and waiting.running.proc.poll() is not None
         with pytest.raises(CellError, match="ZeroDivisionError"):  # a version that fails there says so, in a line

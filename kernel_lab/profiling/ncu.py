@@ -6,6 +6,7 @@ Nothing here runs at import time; ``ncu`` is looked for only when a profile is a
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -108,7 +109,7 @@ def kernel_regex(kernels: str | None, source: str) -> str | None:
 
 def build_command(
     ncu: str,
-    cell: Path | str,
+    cell: Path | None,
     output: Path,
     *,
     kernel_regex: str | None = None,
@@ -118,8 +119,10 @@ def build_command(
     launch_count: int | None = 20,
     warmup: bool = True,
     python: str = sys.executable,
+    wait_for: Path | None = None,
 ) -> list[str]:
-    """The exact ncu argv that profiles ``cell`` through :mod:`kernel_lab.profiling.runner`."""
+    """The exact ncu argv that profiles ``cell`` through :mod:`kernel_lab.profiling.runner` (``cell`` None and
+    ``wait_for`` a file: a process started ahead, whose cell's path that file will hold)."""
     cmd = [ncu, "--clock-control", "none", "--import-source", "yes", "--nvtx", "--nvtx-include", NVTX_INCLUDE]
     if kernel_regex:
         cmd += ["-k", kernel_regex]
@@ -133,7 +136,8 @@ def build_command(
     metrics = list(metrics)
     if metrics:
         cmd += ["--metrics", ",".join(metrics)]
-    cmd += ["-f", "-o", str(output), python, "-m", "kernel_lab.profiling.runner", str(cell)]
+    cmd += ["-f", "-o", str(output), python, "-m", "kernel_lab.profiling.runner"]
+    cmd += [str(cell)] if wait_for is None else ["--wait-for", str(wait_for), "--owner", str(os.getpid())]
     if not warmup:
         cmd.append("--no-warmup")
     return cmd
@@ -214,6 +218,16 @@ class _Ahead:
     running: processes.Running
     options: tuple  # what its command was built with, less the cell: a cell needing other options cannot use it
     output: Path  # where ncu writes its report
+    request: Path  # the file that will hold the cell's path (written whole, by a rename)
+
+    def give(self, cell: Path) -> bool:
+        """Hand the process its cell; False when it has already ended."""
+        if self.running.proc.poll() is not None:
+            return False
+        part = self.request.with_suffix(".part")
+        part.write_text(str(cell.resolve()))
+        part.rename(self.request)
+        return True
 
 
 class NcuProfiler:
@@ -221,7 +235,7 @@ class NcuProfiler:
 
     ``ahead=True`` (the optimize loop, which profiles version after version): after each profile the next
     process is started at once, under ncu, with Python, torch and a CUDA context loaded, and waits for its
-    cell's path on stdin. Each version still runs in a fresh process with its own report; only the start-up
+    cell's path in a file. Each version still runs in a fresh process with its own report; only the start-up
     (about 8 s on the H100) leaves the critical path. :meth:`close` ends the waiting process.
     """
 
@@ -259,7 +273,7 @@ class NcuProfiler:
                     on_progress(event)
 
         ahead, self._next = self._next, None
-        if ahead is not None and ahead.options == options and ahead.running.send(str(path.resolve())):
+        if ahead is not None and ahead.options == options and ahead.give(path):
             done = ahead.running.finish(settings.timeout, on_output)
             if ahead.output.exists():
                 shutil.move(ahead.output, output)
@@ -270,10 +284,7 @@ class NcuProfiler:
                 self._command(options, path, output), env=profiling_env(), timeout=settings.timeout, on_output=on_output
             )
         if self.ahead:
-            spare = report_path(None, Path(tempfile.mkdtemp(prefix="kernel_lab_")))
-            self._next = _Ahead(
-                processes.Running(self._command(options, "-", spare), env=profiling_env(), stdin=True), options, spare
-            )
+            self._next = self._start(options)
         if done.code is None:
             raise ProfilingError(
                 f"Profiling did not finish within {settings.timeout:.0f} s and was stopped (a hanging kernel, or too many launches).",
@@ -294,13 +305,21 @@ class NcuProfiler:
             )
         return report.load(output, collector=f"ncu {ncu_version(exe) or '(unknown version)'} command line", replay=False)
 
+    def _start(self, options: tuple) -> _Ahead:
+        """A process under ncu, started now, that waits for its cell."""
+        folder = Path(tempfile.mkdtemp(prefix="kernel_lab_"))
+        output, request = report_path(None, folder), folder / "cell-path"
+        command = self._command(options, None, output, wait_for=request)
+        return _Ahead(processes.Running(command, env=profiling_env()), options, output, request)
+
     @staticmethod
-    def _command(options: tuple, cell: Path | str, output: Path) -> list[str]:
+    def _command(options: tuple, cell: Path | None, output: Path, wait_for: Path | None = None) -> list[str]:
         exe, regex, sections, section_set, launch_count, warmup = options
         return build_command(
             exe,
             cell,
             output.with_suffix(""),
+            wait_for=wait_for,
             kernel_regex=regex,
             sections=sections,
             section_set=section_set,

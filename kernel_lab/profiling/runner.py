@@ -1,8 +1,9 @@
 """Runs a cell file in a fresh process, the way ``%%profile`` wants it profiled.
 
     python -m kernel_lab.profiling.runner CELL.py [--no-warmup] [--trace OUT.json]
-    python -m kernel_lab.profiling.runner -  ...     # started ahead: loads torch and CUDA, then reads
-                                                    # the cell's path from stdin
+    python -m kernel_lab.profiling.runner --wait-for FILE --owner PID [...]
+        started ahead: loads torch and CUDA, then waits for FILE to hold the cell's path (or for the
+        process PID to be gone, when it ends unused)
 
 A cell either follows the Kernel Lab convention (it defines ``make_inputs()`` and
 ``run(*inputs)``) or is plain code. Either way the first execution (Triton JIT compile,
@@ -25,6 +26,7 @@ import contextlib
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -137,17 +139,36 @@ def ready() -> None:
     _say("ready")
 
 
+def wait_for(request: Path, owner: int | None) -> str | None:
+    """The cell path that ``request`` holds once it exists; None when ``owner`` (the process that started
+    this one ahead) is gone first."""
+    while not request.exists():
+        if owner is not None:
+            try:
+                os.kill(owner, 0)
+            except ProcessLookupError:
+                return None
+            except PermissionError:
+                pass  # there, but not ours to signal
+        time.sleep(0.02)
+    return request.read_text().strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kernel_lab.profiling.runner")
-    parser.add_argument("cell", help="the cell's file, or - to read its path from stdin once ready")
+    parser.add_argument("cell", nargs="?", help="the cell's file (not with --wait-for)")
     parser.add_argument("--no-warmup", dest="warmup", action="store_false")
     parser.add_argument("--trace", type=Path, default=None)
+    parser.add_argument("--wait-for", type=Path, default=None, help="a file that will hold the cell's path")
+    parser.add_argument("--owner", type=int, default=None, help="with --wait-for: end when this process is gone")
     args = parser.parse_args(argv)
-    if args.cell == "-":
+    if args.wait_for is not None:
         ready()
-        args.cell = sys.stdin.readline().strip()
-        if not args.cell:
+        args.cell = wait_for(args.wait_for, args.owner)
+        if args.cell is None:
             return 0  # let go unused
+    if args.cell is None:
+        parser.error("a cell file is needed")
     args.cell = Path(args.cell)
     filename = str(args.cell.resolve())
     try:
