@@ -90,10 +90,13 @@ class Running:
                 t.join()
         return Finished(code, "".join(self._chunks["out"]), "".join(self._chunks["err"]))
 
-    def kill(self) -> None:
-        """Kill the child's whole group and reap it."""
+    def kill(self, wait: bool = True) -> None:
+        """Kill the child's whole group and reap it (``wait=False``: in the background)."""
         kill_group(self.proc.pid)
-        self.proc.wait()
+        if wait:
+            self.proc.wait()
+        else:
+            threading.Thread(target=self.proc.wait, daemon=True).start()
 
 
 def run(

@@ -249,7 +249,7 @@ class NcuProfiler:
     def close(self) -> None:
         """Stop the process started ahead, if any."""
         if self._next is not None:
-            self._next.running.kill()
+            self._next.running.kill(wait=False)
             self._next = None
 
     def collect(

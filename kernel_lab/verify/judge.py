@@ -237,13 +237,18 @@ class _Process:
         return f"the {self.who} ended its process (exit status {status}) {where}{last}"
 
 
-def ended(processes: Iterable[_Process]) -> None:
-    """Close each process, then wait until all are gone (they die in parallel)."""
+def ended(processes: Iterable[_Process], *, wait: bool = True) -> None:
+    """Close each process, then wait until all are gone (they die in parallel); ``wait=False``: they are
+    waited for in the background (a judge done with its processes need not watch them die: seconds with
+    CUDA contexts)."""
     processes = list(processes)
     for process in processes:
         process.close()
-    for process in processes:
-        process.wait()
+    if wait:
+        for process in processes:
+            process.wait()
+    elif processes:
+        threading.Thread(target=ended, args=(processes,), daemon=True).start()
 
 
 class Judge:
@@ -289,7 +294,7 @@ class Judge:
         self.close()
 
     def close(self) -> None:
-        ended(process for process, _ in self._spare)
+        ended((process for process, _ in self._spare), wait=False)
         self._spare = []
         loading, self._loading = self._loading, None
         if loading is not None:  # still loading, maybe: the reference's process ends once it is there
@@ -299,7 +304,7 @@ class Judge:
 
     def _close_reference(self) -> None:
         if self._reference is not None:
-            ended([self._reference])
+            ended([self._reference], wait=False)
             self._reference = None
 
     # the reference, once -------------------------------------------------------------------------------

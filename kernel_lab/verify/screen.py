@@ -121,14 +121,15 @@ class Screener:
             self._booted.append(self._boot())
 
     def rest(self) -> None:
-        """Stop the loaded workers (they hold the GPU's memory) and start fresh processes for the next
-        :meth:`screen`, which loads the original in them again."""
-        self.close()
+        """Stop the loaded workers (they hold the GPU's memory: gone before the judge runs) and start fresh
+        processes for the next :meth:`screen`, which loads the original in them again."""
+        ended(self._workers)
+        self._workers = []
         self.start()
 
     def close(self) -> None:
-        """Stop every worker."""
-        ended(self._workers + self._booted)
+        """Stop every worker (they die in the background)."""
+        ended(self._workers + self._booted, wait=False)
         self._workers, self._booted = [], []
 
     def _boot(self) -> _Process:
