@@ -92,6 +92,7 @@ def optimize(
     rewriter: str | Rewriter | None = None,
     on_event: Callable[[Event], None] | None = None,
     settings: Settings | None = None,
+    profile: Profile | None = None,
     **options: Any,
 ) -> OptimizeResult:
     """Take a cell (source text or a ``.py`` path) to a faster, verified version; every version is kept.
@@ -99,7 +100,8 @@ def optimize(
     ``replay``: diagnose from this recorded report instead of profiling (no GPU needed; one round).
     ``rewriter``: a name ("search", "llm", a plug-in's; default llm when a model is configured, else search)
     or a Rewriter. ``options``: settings such as ``rounds``, ``candidates``, ``model``, ``time_budget``,
-    ``root``. ``on_event`` gets progress events.
+    ``root``. ``on_event`` gets progress events. ``profile``: a profile of this very cell, taken with the
+    same settings (what ``%%profile`` just gave): the first round starts from it instead of profiling again.
     """
     from kernel_lab import loop
     from kernel_lab.profiling.ncu import has_gpu
@@ -145,6 +147,7 @@ def optimize(
                 screen=screen,
                 notes=tuple(notes),
                 on_event=on_event,
+                first=profile if profile is not None and not profile.replay and replay is None else None,
             )
         finally:
             profiling.close(profiler)

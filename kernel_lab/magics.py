@@ -25,6 +25,7 @@ from kernel_lab.display.html import STYLE
 from kernel_lab.display.progress import Progress as OptimizeProgress
 from kernel_lab.frontend import running_cell
 from kernel_lab.loop import Event
+from kernel_lab.models import Profile
 from kernel_lab.profiling import Profiler, Progress, live
 from kernel_lab.results.optimize import OptimizeResult
 from kernel_lab.results.profile import Result
@@ -120,6 +121,24 @@ class _ProgressView:
 class KernelLabMagics(_SettingsTraits):
     """``%%profile`` and ``%%optimize``; settings (``%config KernelLabMagics.<name> = value``) give option defaults."""
 
+    KEPT = 8  # profiles of cells kept, for an %%optimize of the same cell to start from
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self._profiled: dict[tuple, Profile] = {}  # (cell, how it was collected) -> its profile
+
+    @staticmethod
+    def _key(cell: str, settings: Settings) -> tuple:
+        """What makes two profiles of a cell the same: its code and how its kernels are collected."""
+        return (
+            cell.strip(),
+            settings.kernel_filter,
+            settings.sections,
+            settings.section_set,
+            settings.launch_count,
+            settings.warmup,
+        )
+
     def settings(self, explicit: dict[str, Any]) -> Settings:
         """Explicit options > %config > environment > defaults."""
         config = {f.name: getattr(self, f.name) for f in fields(Settings)}
@@ -156,6 +175,9 @@ class KernelLabMagics(_SettingsTraits):
             view.close(f"Replayed {result.profile.origin}")
         else:
             view.close(f"Profiled {len(result.profile.kernels)} kernel launch(es). {live.status()}")
+            self._profiled[self._key(cell, settings)] = result.profile
+            while len(self._profiled) > self.KEPT:
+                del self._profiled[next(iter(self._profiled))]
         return result
 
     @cell_magic
@@ -178,7 +200,8 @@ class KernelLabMagics(_SettingsTraits):
             progress.add(event)
             log.update(HTML(STYLE + progress.html()))
 
-        result = api.optimize(cell, replay=args.replay, on_event=on_event, settings=settings)
+        known = self._profiled.get(self._key(cell, settings))  # %%profile of this very cell: round 1 starts there
+        result = api.optimize(cell, replay=args.replay, on_event=on_event, settings=settings, profile=known)
         log.update(HTML(STYLE + progress.finished()))
         result.cell = running_cell()  # lets the panel's Apply put a version into this very cell
         return result

@@ -262,3 +262,20 @@ def test_the_optimize_loops_profiler_starts_each_next_process_ahead_and_runs_the
     finally:
         profiler.close()
     assert last.running.proc.poll() is not None and profiler._next is None
+
+
+def test_optimize_after_profile_starts_from_that_profile_and_only_for_the_same_code(fake_gpu, tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"%load_ext kernel_lab\n%config KernelLabMagics.ncu_path = {str(FAKE / 'ncu')!r}"),
+        nbformat.v4.new_code_cell("%%profile\n" + ADD.text),
+        nbformat.v4.new_code_cell(f"%%optimize --rounds 1 --candidates 1 --root {tmp_path / 'same'}\n" + ADD.text),
+        nbformat.v4.new_code_cell(
+            f"%%optimize --rounds 1 --candidates 1 --root {tmp_path / 'edited'}\n" + ADD.text + "\n# edited\n"
+        ),
+    ]
+    execute(nb)
+    assert "round 1 started from the profile this cell already had (ncu 2025.3.1.0 command line)" in outputs(nb.cells[2])
+    assert "started from the profile" not in outputs(nb.cells[3])  # other code: profiled anew
+    (same,) = (tmp_path / "same").iterdir()
+    assert (same / "v000" / "profile.ncu-rep").read_bytes() == samples.report("memory_bound").read_bytes()

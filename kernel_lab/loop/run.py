@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from kernel_lab import metrics as M
 from kernel_lab.analysis import conductor
@@ -125,10 +127,12 @@ def optimize(
     screen: Screening | None = None,
     notes: tuple[str, ...] = (),
     on_event: Events | None = None,
+    first: Profile | None = None,
 ) -> OptimizeRun:
     """Take the cell's kernel to a faster verified version; every version is kept in a session on disk.
 
-    ``screen``: quick measurements of launch-parameter variants, for a rewriter that explores with them."""
+    ``screen``: quick measurements of launch-parameter variants, for a rewriter that explores with them.
+    ``first``: a profile of this very cell (what ``%%profile`` just gave): round 1 starts from it."""
     say = on_event or (lambda event: None)
     for note in notes:
         say(Event(note, state="note"))
@@ -137,6 +141,7 @@ def optimize(
     current = session.original
     history: list[Attempt] = []
     diagnosed: Version | None = None  # the last version profiled
+    reused = ""  # what was said when round 1 started from ``first``
     stopped = f"ran {settings.rounds} round(s)"
     for round_ in range(1, settings.rounds + 1):
         if settings.time_budget is not None and time.monotonic() - started > settings.time_budget:
@@ -145,9 +150,17 @@ def optimize(
         if not profiler.profiles_cells and round_ > 1:
             stopped = f"{profiler.name} mode: one round only (the recorded report cannot show a new version)"
             break
-        if profiler.profiles_cells:
-            say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
-        profile = profiler.collect(CellSource(current.source), settings, output=session.folder(current) / REPORT)
+        report = session.folder(current) / REPORT
+        if first is not None and current is session.original:
+            profile = first
+            if Path(first.origin).suffix == ".ncu-rep" and Path(first.origin).is_file():
+                shutil.copyfile(first.origin, report)
+            reused = f"v000 was not profiled again: round 1 started from the profile this cell already had ({first.collector})."
+            say(Event(reused, round_, state="note"))
+        else:
+            if profiler.profiles_cells:
+                say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
+            profile = profiler.collect(CellSource(current.source), settings, output=report)
         if profile.replay:
             say(
                 Event(
@@ -226,7 +239,7 @@ def optimize(
             stopped = f"round {round_} found nothing faster than {current.label}"
             break
         current = best
-    extra = list(notes)
+    extra = list(notes) + ([reused] if reused else [])
     if diagnosed is not None and diagnosed.top_bottleneck in cannot_fix(rewriter):
         extra.append(
             f"The top bottleneck of {diagnosed.label}, {diagnosed.top_bottleneck}, needs a change to what the code does"
