@@ -1,6 +1,6 @@
 """%%optimize with the built-in optimizer on naive teaching kernels (run on the GPU machine).
 
-    python benchmarks/optimize_teaching.py [--rounds 2] [--candidates 4] [NAME ...]
+    python benchmarks/optimize_teaching.py [--rounds 2] [--candidates 4] [--after-profile] [NAME ...]
 
 For each cell in benchmarks/teaching/, plus the unpadded CUDA transpose of the samples
 (kernel_lab/samples/kernels/shared_bank_conflicts.py), or for the cells named (a teaching cell or
@@ -29,13 +29,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--root", default="/tmp/kernel_lab_sessions")
+    parser.add_argument(
+        "--after-profile",
+        action="store_true",
+        help="profile each cell first (not timed) and hand that profile to optimize, as %%%%optimize after %%%%profile does",
+    )
     args = parser.parse_args()
     cells = [CELLS.get(n) or samples.cell(n) for n in args.names] if args.names else list(CELLS.values())
     rows = []
     for cell in cells:
+        known = kernel_lab.profile(cell).profile if args.after_profile else None
         start = time.monotonic()
         outcome = kernel_lab.optimize(
-            cell, rounds=args.rounds, candidates=args.candidates, root=args.root, on_event=lambda m: print("  ", m, flush=True)
+            cell,
+            rounds=args.rounds,
+            candidates=args.candidates,
+            root=args.root,
+            on_event=lambda m: print("  ", m, flush=True),
+            profile=known,
         )
         spent = time.monotonic() - start
         s, best = outcome.session, outcome.best
