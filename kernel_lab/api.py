@@ -135,6 +135,9 @@ def optimize(
     # Python, torch and the cell while the first version is profiled (nothing of theirs runs on the GPU yet)
     with Judge(source.text, chosen, device) as judge, Screener(source.text, chosen, device) as screen:
         judge.start()
+        first = profile if profile is not None and not profile.replay and replay is None else None
+        if first is not None:  # no first profile to take: the process for the second starts now
+            profiling.start_ahead(profiler, source, chosen)
         if isinstance(chosen_rewriter, Exploring) and chosen.screen > 0:
             screen.start()
         try:
@@ -147,7 +150,7 @@ def optimize(
                 screen=screen,
                 notes=tuple(notes),
                 on_event=on_event,
-                first=profile if profile is not None and not profile.replay and replay is None else None,
+                first=first,
             )
         finally:
             profiling.close(profiler)

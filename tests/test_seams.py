@@ -261,7 +261,7 @@ def test_the_optimize_loops_profiler_starts_each_next_process_ahead_and_runs_the
         assert last is not None and last is not waiting
     finally:
         profiler.close()
-    assert last.running.proc.poll() is not None and profiler._next is None
+    assert last.running.proc.wait(timeout=30) is not None and profiler._next is None  # killed (reaped in the background)
 
 
 def test_optimize_after_profile_starts_from_that_profile_and_only_for_the_same_code(fake_gpu, tmp_path):

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_lab.profiling.base import Fallback, OnProgress, Profiler, Progress, close
+from kernel_lab.profiling.base import Fallback, OnProgress, Profiler, Progress, close, start_ahead
 
-__all__ = ["Fallback", "OnProgress", "Profiler", "Progress", "close", "default", "or_replay"]
+__all__ = ["Fallback", "OnProgress", "Profiler", "Progress", "close", "default", "or_replay", "start_ahead"]
 
 
 def default(ahead: bool = False) -> Profiler:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -74,6 +75,17 @@ class Fallback:
     def close(self) -> None:
         close(self.first)
         close(self.then)
+
+    def start_ahead(self, cell: CellSource, settings: Settings) -> None:
+        start_ahead(self.first, cell, settings)
+
+
+def start_ahead(profiler: Profiler, cell: CellSource, settings: Settings) -> None:
+    """Start what a profiler needs for its next profile of ``cell`` now, if it starts anything ahead (where it
+    cannot, its next profile says why)."""
+    if (start := getattr(profiler, "start_ahead", None)) is not None:
+        with contextlib.suppress(KernelLabError):
+            start(cell, settings)
 
 
 def close(profiler: Profiler) -> None:

@@ -252,19 +252,30 @@ class NcuProfiler:
             self._next.running.kill(wait=False)
             self._next = None
 
+    def start_ahead(self, cell: CellSource, settings: Settings) -> None:
+        """Start the process for the next profile now (for a caller whose first profile was taken elsewhere)."""
+        if self.ahead and self._next is None:
+            self._next = self._start(self._options(cell, settings))
+
+    @staticmethod
+    def _options(cell: CellSource, settings: Settings) -> tuple:
+        """What an ncu command for ``cell`` is built from, less the cell's file and the report's."""
+        exe = preflight(settings.ncu_path)
+        regex = kernel_regex(settings.kernel_filter, cell.text)
+        sections = tuple(settings.sections or DEFAULT_SECTIONS)
+        return (exe, regex, sections, settings.section_set, settings.launch_count, settings.warmup)
+
     def collect(
         self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None
     ) -> Profile:
         """Profile the kernels of ``cell``; raises a one-line :class:`~kernel_lab.errors.KernelLabError` on failure."""
-        exe = preflight(settings.ncu_path)
+        options = self._options(cell, settings)
+        exe, regex = options[0], options[1]
         workdir = Path(tempfile.mkdtemp(prefix="kernel_lab_"))
         path = cell.path or workdir / "cell.py"
         if cell.path is None:
             path.write_text(cell.text)
         output = report_path(output, workdir)
-        regex = kernel_regex(settings.kernel_filter, cell.text)
-        sections = tuple(settings.sections or DEFAULT_SECTIONS)
-        options = (exe, regex, sections, settings.section_set, settings.launch_count, settings.warmup)
         parser = ProgressParser()
 
         def on_output(text: str) -> None:

@@ -476,7 +476,8 @@ class Judge:
             # the reference is the user's own cell: it gets its own, longer time (a first CUDA build takes minutes)
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             taken = [self._started() for _ in sources]
-            self._spare.append(self._spawn())  # the next candidate's process starts now, while these are judged
+            # the next round's processes start now, while these are judged (a round after a round of four)
+            self._spare += [self._spawn() for _ in range(max(1, len(sources)) - len(self._spare))]
             try:
                 if not self._prepared and self._broken is None:
                     self._prepared = True
