@@ -7,6 +7,7 @@ Every setting can be given a notebook-wide default with ``%config KernelLabMagic
 from __future__ import annotations
 
 import argparse
+import atexit
 import re
 import shlex
 import time
@@ -126,6 +127,7 @@ class KernelLabMagics(_SettingsTraits):
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         self._profiled: dict[tuple, Profile] = {}  # (cell, how it was collected) -> its profile
+        self._fresh: Profiler | None = None  # profiles in a fresh process; its next process waits, started ahead
 
     @staticmethod
     def _key(cell: str, settings: Settings) -> tuple:
@@ -162,7 +164,7 @@ class KernelLabMagics(_SettingsTraits):
         if in_place:
             profiler = live.LiveProfiler(self.shell.user_ns if self.shell is not None else {})
         else:
-            profiler = profiling.or_replay(args.or_replay) if args.or_replay else profiling.default()
+            profiler = profiling.or_replay(args.or_replay) if args.or_replay else self._fresh_profiler(settings)
             if not args.or_replay:
                 preflight(settings.ncu_path)
         view = _ProgressView("in place, in this kernel" if in_place else "in a fresh process")
@@ -179,6 +181,21 @@ class KernelLabMagics(_SettingsTraits):
             while len(self._profiled) > self.KEPT:
                 del self._profiled[next(iter(self._profiled))]
         return result
+
+    def _fresh_profiler(self, settings: Settings) -> Profiler:
+        """The profiler of fresh processes, kept from one %%profile to the next so that the next one's process is
+        started (under ncu, Python, torch and CUDA loaded) while the user reads the hints and edits the cell."""
+        from kernel_lab import profiling
+
+        if not settings.profile_ahead:
+            if self._fresh is not None:
+                profiling.close(self._fresh)
+                self._fresh = None
+            return profiling.default()
+        if self._fresh is None:
+            self._fresh = profiling.default(ahead=True)
+            atexit.register(profiling.close, self._fresh)
+        return self._fresh
 
     @cell_magic
     def optimize(self, line: str, cell: str) -> OptimizeResult | None:

@@ -41,6 +41,11 @@ class Settings:
     launch_count: int = _option(20, "profile at most this many kernel launches", flags=("-c", "--launch-count"))
     warmup: bool = _option(True, "run the code once before the profiled run (--no-warmup: don't)")
     timeout: float = _option(600.0, "stop profiling after this many seconds")
+    profile_ahead: bool = _option(
+        True,
+        "after %%profile in a fresh process, start the next one under ncu, waiting (one idle process with a CUDA context)",
+        cli=False,
+    )
     # -- optimizing -------------------------------------------------------------------------------------
     rounds: int = _option(3, "at most this many rounds of profile, rewrite, verify")
     rewriter: str | None = _option(

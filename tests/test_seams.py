@@ -279,3 +279,20 @@ def test_optimize_after_profile_starts_from_that_profile_and_only_for_the_same_c
     assert "started from the profile" not in outputs(nb.cells[3])  # other code: profiled anew
     (same,) = (tmp_path / "same").iterdir()
     assert (same / "v000" / "profile.ncu-rep").read_bytes() == samples.report("memory_bound").read_bytes()
+
+
+def test_a_second_profile_in_a_fresh_process_runs_in_the_process_the_first_one_started(fake_gpu, tmp_path):
+    marker = tmp_path / "argv.txt"
+    cell = ADD.text + f"\nimport sys\nopen({str(marker)!r}, 'a').write(' '.join(sys.argv) + '\\n')\n"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"%load_ext kernel_lab\n%config KernelLabMagics.ncu_path = {str(FAKE / 'ncu')!r}"),
+        nbformat.v4.new_code_cell("%%profile\n" + cell),  # the stand-in ncu runs nothing here, and starts the next
+        nbformat.v4.new_code_cell("%%profile\n" + cell.replace("1024", "512")),  # ... which runs this one
+        nbformat.v4.new_code_cell("%config KernelLabMagics.profile_ahead = False"),
+        nbformat.v4.new_code_cell("%%profile\n" + cell),  # a fresh process again: the stand-in runs nothing
+    ]
+    execute(nb)
+    ran = marker.read_text().splitlines()
+    assert len(ran) == 1 and "--wait-for" in ran[0]  # the cell's module ran once (then run() twice), there
+    assert all("Profiled 1 kernel launch(es)" in outputs(c) for c in (nb.cells[1], nb.cells[2], nb.cells[4]))

@@ -263,7 +263,8 @@ class NcuProfiler:
         exe = preflight(settings.ncu_path)
         regex = kernel_regex(settings.kernel_filter, cell.text)
         sections = tuple(settings.sections or DEFAULT_SECTIONS)
-        return (exe, regex, sections, settings.section_set, settings.launch_count, settings.warmup)
+        where = (os.getcwd(), tuple(sorted(profiling_env().items())))  # a process started elsewhere, or before a change
+        return (exe, regex, sections, settings.section_set, settings.launch_count, settings.warmup, where)
 
     def collect(
         self, cell: CellSource, settings: Settings, on_progress: OnProgress | None = None, output: Path | None = None
@@ -325,7 +326,7 @@ class NcuProfiler:
 
     @staticmethod
     def _command(options: tuple, cell: Path | None, output: Path, wait_for: Path | None = None) -> list[str]:
-        exe, regex, sections, section_set, launch_count, warmup = options
+        exe, regex, sections, section_set, launch_count, warmup, _ = options
         return build_command(
             exe,
             cell,
