@@ -290,8 +290,8 @@ class NcuProfiler:
             if ahead.output.exists():
                 shutil.move(ahead.output, output)
         else:
-            if ahead is not None:
-                ahead.running.kill()
+            if ahead is not None:  # started for other options (or ended): not waited for, it holds a CUDA context
+                ahead.running.kill(wait=False)
             done = processes.run(
                 self._command(options, path, output), env=profiling_env(), timeout=settings.timeout, on_output=on_output
             )
