@@ -154,6 +154,43 @@ def test_a_judge_closed_while_its_reference_still_loads_stops_it_once_loaded():
     assert judge._reference is None
 
 
+SPOIL_WHILE_LOADED = """
+import glob, os, threading, time
+
+def _spoil():  # while the reference makes its inputs: each file it writes is spoiled, keeping its times
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        for path in glob.glob(os.path.join(os.path.dirname(os.getcwd()), "inputs", "*.pt")):
+            st = os.stat(path)
+            with open(path, "r+b") as f:
+                f.write(b"\\0" * 64)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        time.sleep(0.05)
+
+threading.Thread(target=_spoil).start()
+"""
+
+
+def test_candidates_load_while_the_reference_makes_its_inputs_and_what_they_spoil_meanwhile_is_restored(tmp_path):
+    log = tmp_path / "order.log"
+
+    def stamp(what: str) -> str:
+        return f"open({str(log)!r}, 'a').write('{what} ' + repr(time.time()) + '\\n')"
+
+    reference = source("add_ref").replace(
+        "def make_inputs():\n", f"def make_inputs():\n    import time\n    {stamp('make')}\n    time.sleep(0.5)\n"
+    )
+    honest = f"import time\n{stamp('load')}\n" + source("add_fast")
+    with Judge(reference, Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+        spoiler, fair = judge.check_many([SPOIL_WHILE_LOADED + source("add_fast"), honest])
+    events = [line.split() for line in log.read_text().splitlines()]
+    makes = [float(t) for what, t in events if what == "make"]
+    loaded = [float(t) for what, t in events if what == "load"]
+    assert len(makes) >= 6 and len(loaded) == 1 and loaded[0] < max(makes)  # its cell loaded before the last input set
+    assert fair.correct and fair.checks == 6, fair.reason
+    assert spoiler.correct, spoiler.reason  # its own answers are right; the files it spoiled were written again
+
+
 def test_correct_rewrite_passes_and_is_timed(verdicts):
     v = verdicts["correct"]
     assert (v.correct, v.reason, v.warnings) == (True, "ok", ())

@@ -26,7 +26,6 @@ be confirmed, a slowdown on some shape); ``notes`` only inform.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -194,16 +193,17 @@ class _Process:
         many, then wait for each)."""
         self.proc.wait()
 
-    def ask(self, request: dict[str, Any], deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
-        """Send one request and read the answer; Stopped (in words, with ``where``) when it does not come."""
+    def send(self, request: dict[str, Any], where: str) -> None:
+        """Send one request (its answer is read with :meth:`more`); Stopped when the process is gone."""
         try:
             protocol.send(self.requests, request)
-            return protocol.receive(self.replies, deadline=deadline)
-        except protocol.Timeout:
-            self.close()
-            raise Stopped(f"the {self.who} did not finish within {self.timeout:g} s {where}") from None
-        except (protocol.ProtocolError, BrokenPipeError, OSError):
+        except (protocol.ProtocolError, OSError):
             raise Stopped(self._ended(where)) from None
+
+    def ask(self, request: dict[str, Any], deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
+        """Send one request and read the answer; Stopped (in words, with ``where``) when it does not come."""
+        self.send(request, where)
+        return self.more(deadline, where)
 
     def more(self, deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
         """The next message of an answer in several parts."""
@@ -219,7 +219,12 @@ class _Process:
         self, request: dict[str, Any], deadline: float, where: str, *, located: bool = False
     ) -> tuple[dict[str, Any], list[Any]]:
         """:meth:`ask`, and an error the cell reported becomes Stopped too (``located``: its message says where)."""
-        header, tensors = self.ask(request, deadline, where)
+        self.send(request, where)
+        return self.answered(deadline, where, located=located)
+
+    def answered(self, deadline: float, where: str, *, located: bool = False) -> tuple[dict[str, Any], list[Any]]:
+        """The answer to a request sent earlier, as :meth:`answer` gives it."""
+        header, tensors = self.more(deadline, where)
         if "error" in header:
             raise Stopped(f"the {self.who} {header['error']}" + ("" if located else f" {where}"))
         return header, tensors
@@ -364,7 +369,6 @@ class Judge:
 
     def _keep(self, spec: InputSet, reply: dict[str, Any], tensors: list[Any]) -> None:
         """Keep the reference's results for one input set, or skip the set (saying why), or give up."""
-        import torch
 
         where = f"on {spec.describe()}"
         if "error" in reply:
@@ -373,9 +377,10 @@ class Judge:
             else:
                 self._notes.append(f"Skipped {spec.describe()}: the reference {reply['error']} there.")
             return
-        n, in_place = len(reply["outputs"]), reply["in_place"]
+        n, in_place, made = len(reply["outputs"]), reply["in_place"], reply["inputs"]
         outputs, values = tensors[:n], tensors[n : n + len(in_place)]
-        truth = tensors[n + len(in_place) :] if reply["truth"] else None
+        truth = tensors[n + len(in_place) : len(tensors) - len(made)] if reply["truth"] else None
+        kept = dict(zip(made, tensors[len(tensors) - len(made) :]))  # the inputs as made: from the reference, not its file
         if spec.variant and not all(bool(t.isfinite().all()) for t in outputs if t.is_floating_point()):
             self._notes.append(f"Skipped {spec.describe()}: the reference gives NaN or inf there (it is not defined on them).")
             return
@@ -390,12 +395,8 @@ class Judge:
                         "correctness; use inputs that give varied outputs",
                     )
                     return
-        file = self.folder / "inputs" / f"inputs_{spec.id}.pt"
-        data = file.read_bytes()  # read once: hashed, then loaded
-        self._files[spec.id] = hashlib.sha256(data).hexdigest()
-        saved = torch.load(io.BytesIO(data), weights_only=True)
+        self._files[spec.id] = reply["sha"]  # what the file holds, as the reference wrote it
         self._stats[spec.id] = self._stat(spec.id)
-        kept = {i: v for i, v in enumerate(saved) if isinstance(v, torch.Tensor)}
         if not spec.timing:  # compared with every candidate's: moved where comparisons run once, not each time
             groups = (outputs, values, truth or [], list(kept.values()))
             moved = iter(self._resident([t for group in groups for t in group]))
@@ -433,10 +434,12 @@ class Judge:
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
-    def _restore_inputs(self, deadline: float) -> None:
+    def _restore_inputs(self, deadline: float, suspect: Iterable[int] = ()) -> None:
         """Write again any input file a candidate changed (it must not trip the next one). Only files whose
-        stat changed are read and hashed (hashing gigabytes of inputs after every round took seconds)."""
-        touched = [i for i in self._files if self._stat(i) != self._stats[i]]
+        stat changed, or that a candidate found changed (``suspect``), are read and hashed (hashing gigabytes
+        of inputs after every round took seconds)."""
+        suspect = set(suspect)
+        touched = [i for i in self._files if i in suspect or self._stat(i) != self._stats[i]]
         changed = [
             i
             for i in touched
@@ -475,7 +478,8 @@ class Judge:
         with self._lock:
             # the reference is the user's own cell: it gets its own, longer time (a first CUDA build takes minutes)
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
-            taken = [self._started() for _ in sources]
+            # each candidate's cell loads (imports, builds) in its process from now on, while the reference prepares
+            trials = [_Trial(self, *self._started(), source) for source in sources]
             # the next round's processes start now, while these are judged (a round after a round of four)
             self._spare += [self._spawn() for _ in range(max(1, len(sources)) - len(self._spare))]
             try:
@@ -485,13 +489,10 @@ class Judge:
             except Stopped as stop:
                 self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
             if self._broken is not None:
-                for process, _ in taken:
-                    process.close()
+                ended((trial.candidate for trial in trials), wait=False)
                 return [self._broken] * len(sources)
-            trials = []
-            for (process, folder), source in zip(taken, sources):
-                (folder / "cell.py").write_text(source)
-                trials.append(_Trial(self, process, folder / "cell.py", source, time.monotonic() + self.settings.verify_timeout))
+            for trial in trials:  # a candidate's time counts from now: its loading overlapped the reference's
+                trial.deadline = time.monotonic() + self.settings.verify_timeout
 
             def correct(index: int) -> Verdict | None:
                 say(index, "checking")
@@ -521,21 +522,29 @@ class Judge:
 class _Trial:
     """One candidate's judgement (the steps of :meth:`Judge.check`)."""
 
-    def __init__(self, judge: Judge, candidate: _Process, path: Path, source: str, deadline: float) -> None:
-        self.judge, self.candidate, self.path, self.source, self.deadline = judge, candidate, path, source, deadline
+    def __init__(self, judge: Judge, candidate: _Process, folder: Path, source: str) -> None:
+        """Write the cell beside the candidate's process and have it start loading (its answer is read by :meth:`check`)."""
+        self.judge, self.candidate, self.source = judge, candidate, source
+        self.path = folder / "cell.py"
+        self.deadline = time.monotonic() + judge.settings.verify_timeout
         self.warnings: list[str] = []
         self.errors: tuple[float, float] | None = None
         self.checks = 0
+        self.path.write_text(source)
+        self.unsent: Stopped | None = None
+        try:
+            candidate.send(
+                {"cmd": "load", "path": str(self.path), "folder": str(judge.folder / "inputs")}, "while loading the cell"
+            )
+        except Stopped as stop:
+            self.unsent = stop
 
     def check(self) -> None:
         """Load the cell and check it on every input set; Rejected or Stopped, saying why, unless it is right."""
         j = self.judge
-        self.candidate.answer(
-            {"cmd": "load", "path": str(self.path), "folder": str(j.folder / "inputs")},
-            self.deadline,
-            "while loading the cell",
-            located=True,
-        )
+        if self.unsent is not None:
+            raise self.unsent
+        self.candidate.answered(self.deadline, "while loading the cell", located=True)
         checked = [e for e in j._expected.values() if not e.set.timing]
         for k, expected in enumerate(checked, 1):
             self._check(expected, f"on input set {k} of {len(checked)} ({expected.set.describe()})")
@@ -668,7 +677,7 @@ class _Trial:
         except Stopped as stop:
             if INPUTS_CHANGED not in str(stop):
                 raise
-        self.judge._restore_inputs(self.deadline)
+        self.judge._restore_inputs(self.deadline, [request["set_id"]])
         return self.candidate.answer(request, self.deadline, where)
 
     @staticmethod

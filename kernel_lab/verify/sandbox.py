@@ -262,9 +262,10 @@ class Sandbox:
             inputs = tuple(made) if isinstance(made, (tuple, list)) else (made,)
             inputs = _vary(inputs, spec["variant"])
             self.inputs[spec["id"]] = inputs
-            torch.save([v.cpu() if isinstance(v, torch.Tensor) else v for v in inputs], self.folder / f"inputs_{spec['id']}.pt")
+            sha = self._write(spec["id"])
             try:
-                replies.append(self._expected(spec, inputs))
+                header, tensors = self._expected(spec, inputs)
+                replies.append(({**header, "sha": sha}, tensors))
             except Fail as fail:
                 replies.append(({"id": spec["id"], "error": str(fail)}, []))
         return replies
@@ -283,7 +284,8 @@ class Sandbox:
         }
         truth = None if spec.get("timing") else self._truth(inputs, tensors)
         header["truth"] = truth is not None
-        return header, expected + (truth or [])
+        header["inputs"] = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)]  # for the judge to keep
+        return header, expected + (truth or []) + [v for v in inputs if isinstance(v, torch.Tensor)]
 
     def _truth(self, inputs: tuple, outputs: list[torch.Tensor]) -> list[torch.Tensor] | None:
         """The reference's outputs on its floating inputs upcast to float64 (else float32, for half-precision
@@ -313,10 +315,18 @@ class Sandbox:
 
     def rewrite(self, ids: list[int]) -> dict[str, Any]:
         """(reference only) Write these input sets again, as made (a candidate changed their files)."""
-        assert self.folder is not None
         for i in ids:
-            torch.save([v.cpu() if isinstance(v, torch.Tensor) else v for v in self.inputs[i]], self.folder / f"inputs_{i}.pt")
+            self._write(i)
         return {"rewritten": ids}
+
+    def _write(self, set_id: int) -> str:
+        """(reference only) Write an input set's file for the candidates; the sha256 of what was written."""
+        assert self.folder is not None
+        buffer = io.BytesIO()
+        torch.save([v.cpu() if isinstance(v, torch.Tensor) else v for v in self.inputs[set_id]], buffer)
+        data = buffer.getbuffer()
+        (self.folder / f"inputs_{set_id}.pt").write_bytes(data)
+        return hashlib.sha256(data).hexdigest()
 
     def check(self, set_id: int, sha: str | None = None) -> tuple[dict[str, Any], list[torch.Tensor]]:
         """(candidate) Two calls on fresh copies of an input set, each on poisoned memory.
