@@ -1,0 +1,84 @@
+"""Time the judge's rounds on a teaching cell, as %%optimize drives it (run on the GPU machine).
+
+    python benchmarks/judge_round.py add_tiny_block|scale_warp_blocks [--wait S]
+
+The judge is started ahead (as %%optimize does while it profiles the original), ``--wait`` seconds pass
+(default 12: a profile's time), then two rounds of four candidates are judged. Candidates change the launch
+(Triton block sizes, or the CUDA cell's threads per block, so each is a new load_inline build). Prints each
+round's wall time and where it went: the reference's preparation, waiting for answers per request, timing.
+Run it from a folder outside the repository with PYTHONPATH naming the checkout to measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import kernel_lab
+from kernel_lab.settings import Settings
+from kernel_lab.verify import Judge
+from kernel_lab.verify import judge as J
+
+HERE = Path(__file__).resolve().parent / "teaching"
+OLD = "64),)](x, y, out, x.numel(), BLOCK=64, num_warps=4)"
+ROUNDS = {
+    "add_tiny_block": [
+        [(OLD, OLD.replace("64", str(b))) for b in (256, 512, 1024, 2048)],
+        [(OLD, OLD.replace("64", "1024").replace("warps=4", f"warps={w}")) for w in (1, 2, 8, 16)],
+    ],
+    "scale_warp_blocks": [
+        [("#define THREADS 32", f"#define THREADS {t}") for t in (64, 128, 256, 512)],
+        [("#define THREADS 32", f"#define THREADS {t}") for t in (96, 192, 384, 1024)],
+    ],
+}
+SPENT: dict[str, list[float]] = collections.defaultdict(list)
+
+
+def timed(name: str, fn: Callable[..., Any], key: Callable[..., str] = lambda *a, **k: "") -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            SPENT[name + key(*args, **kwargs)].append(time.perf_counter() - start)
+
+    return wrapper
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cell", choices=sorted(ROUNDS))
+    parser.add_argument("--wait", type=float, default=12.0)
+    args = parser.parse_args()
+    print("kernel_lab from", Path(kernel_lab.__file__).parent, flush=True)
+    J.Judge._prepare = timed("reference's preparation", J.Judge._prepare)
+    J._Process.more = timed("answer from the ", J._Process.more, lambda self, *a, **k: self.who)
+    J._Trial.check = timed("candidate's checks (each, in parallel)", J._Trial.check)
+    J._Trial.time = timed("candidate's timing (each, one at a time)", J._Trial.time)
+    source = (HERE / f"{args.cell}.py").read_text()
+    start = time.perf_counter()
+    with Judge(source, Settings(verify_timeout=600)) as judge:
+        judge.start()
+        time.sleep(args.wait)
+        for n, edits in enumerate(ROUNDS[args.cell], 1):
+            candidates = []
+            for old, new in edits:
+                assert old in source, old
+                candidates.append(source.replace(old, new))
+            SPENT.clear()
+            t = time.perf_counter()
+            verdicts = judge.check_many(candidates)
+            print(f"round {n}: {time.perf_counter() - t:6.1f} s for {len(candidates)} candidates", flush=True)
+            for v in verdicts:
+                print(f"    {v.correct} {v.reason[:100]} {v.timing.speedup if v.timing else '-'}")
+            for k in sorted(SPENT, key=lambda k: -sum(SPENT[k])):
+                print(f"    {sum(SPENT[k]):6.2f} s  x{len(SPENT[k]):3d}  {k}", flush=True)
+    print(f"all: {time.perf_counter() - start:.1f} s (with {args.wait:g} s of waiting first)")
+
+
+if __name__ == "__main__":
+    main()
