@@ -56,6 +56,10 @@ LOCAL_ST_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum"
 GLOBAL_LD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
 GLOBAL_ST_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
 
+#: L2 atomic units: the average slice, and the busiest one (one address lives in one slice)
+ATOMIC_UNIT_AVG = "lts__d_atomic_input_cycles_active.avg.pct_of_peak_sustained_elapsed"
+ATOMIC_UNIT_MAX = "lts__d_atomic_input_cycles_active.max.pct_of_peak_sustained_elapsed"
+
 PIPE_PREFIX = "sm__pipe_"
 PIPE_SUFFIX = "_cycles_active.avg.pct_of_peak_sustained_active"
 PIPE_FMA = "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"

@@ -146,6 +146,71 @@ def test_occupancy_limits_come_from_the_device_not_from_literals():
     assert "32,768 registers" in evaluate("low_occupancy", smaller).hint
 
 
+def strided(line: str, **metrics: float) -> Kernel:
+    """A kernel that wastes 80% of its L2 sectors, all on one source line."""
+    base = {M.SECTORS_EXCESSIVE: 80.0, M.SECTORS_GLOBAL: 100.0, M.LTS_ACTIVE: 1.0, M.LTS_ELAPSED: 1.0, M.L2_PCT: 90.0}
+    source = f"node = tl.load(start_ptr + pid)\nfor _ in range(8):\n    {line}\n"
+    return replace(
+        kernel(**base, **metrics),
+        line_counters={"excessive_sectors": {("cell.py", 3): 80.0}},
+        source_files={"cell.py": source},
+    )
+
+
+def test_uncoalesced_leaves_out_gathers_and_the_time_dram_still_needs():
+    assert evaluate("uncoalesced_global", strided("x = tl.load(x_ptr + offs * 16)")).score == pytest.approx(0.8 * 0.9)
+    assert evaluate("uncoalesced_global", strided("node = tl.load(next_ptr + node)")) is None  # a pointer chase
+    # at 91% of DRAM peak, moving only the bytes a coalesced kernel would (20 ideal sectors): 9% is left to win
+    at_roof = strided("x = tl.load(x_ptr + offs * 2)", **{M.DRAM_PCT: 91.0, M.DRAM_READ: 640.0, M.DRAM_WRITE: 0.0})
+    assert evaluate("uncoalesced_global", at_roof).score == pytest.approx(0.09)
+
+
+def test_indirect_addresses_are_told_from_the_source():
+    from kernel_lab.analysis.source import indirect, loaded_names
+
+    cuda = "int c = col[k];\ns += x[col[k]];\ns += x[c];\ntile[ty][tx] = in[ty * n + tx];\n"
+    names = loaded_names(cuda, triton=False)
+    assert [indirect(line, names, triton=False) for line in cuda.splitlines()] == [False, True, True, False]
+    triton = "idx = tl.load(idx_ptr + offs)\nv = tl.load(t_ptr + idx * D)\ntl.store(out_ptr + offs, v)\n"
+    names = loaded_names(triton, triton=True)
+    assert [indirect(line, names, triton=True) for line in triton.splitlines()] == [False, True, False]
+
+
+def test_atomics_funnelled_onto_one_l2_slice_are_contention():
+    red = {"lts__t_requests_srcunit_tex_op_red.sum": 1000.0}
+    atom = {"lts__t_requests_srcunit_tex_op_atom_dot_alu.sum": 0.0, "lts__t_requests_srcunit_tex_op_atom_dot_cas.sum": 0.0}
+    stalls = {f"{M.STALL_PREFIX}long_scoreboard{M.STALL_SUFFIX}": 95.0, f"{M.STALL_PREFIX}drain{M.STALL_SUFFIX}": 5.0}
+    spread = kernel(**red, **atom, **stalls, **{M.ATOMIC_UNIT_MAX: 12.0, M.ATOMIC_UNIT_AVG: 10.0})
+    assert evaluate("atomic_contention", spread) is None  # busy atomic units, evenly: throughput, not contention
+    funnelled = kernel(**red, **atom, **stalls, **{M.ATOMIC_UNIT_MAX: 83.0, M.ATOMIC_UNIT_AVG: 1.0})
+    assert evaluate("atomic_contention", funnelled).score == pytest.approx(0.82)
+
+
+def test_local_memory_in_a_latency_bound_kernel_costs_its_memory_waits():
+    local = {
+        M.SPILL_REQUESTS: 0.0,
+        M.LOCAL_LD_REQUESTS: 3.0,
+        M.LOCAL_ST_REQUESTS: 3.0,
+        M.GLOBAL_LD_REQUESTS: 4.0,
+        M.GLOBAL_ST_REQUESTS: 0.0,
+        M.MEM_PCT: 30.0,
+        M.SM_PCT: 2.0,
+    }
+    stalls = {f"{M.STALL_PREFIX}long_scoreboard{M.STALL_SUFFIX}": 60.0, f"{M.STALL_PREFIX}lg_throttle{M.STALL_SUFFIX}": 30.0}
+    waits = kernel(**local, **stalls, **{f"{M.STALL_PREFIX}wait{M.STALL_SUFFIX}": 10.0})
+    found = evaluate("register_spills", waits)
+    assert found.score == pytest.approx(0.6 * 0.9) and "per-thread array" in found.summary
+
+
+def test_more_warps_cannot_help_past_a_saturated_l2():
+    limits = {
+        M.OCCUPANCY_LIMITS[n]: b for n, b in (("registers", 6.0), ("shared_memory", 32.0), ("warps", 16.0), ("block_size", 32.0))
+    }
+    base = {M.THEORETICAL_OCC: 37.5, M.SM_PCT: 5.0, M.MEM_PCT: 50.0, **limits}
+    assert evaluate("low_occupancy", kernel(**base)).score == pytest.approx(0.5)
+    assert evaluate("low_occupancy", kernel(**base, **{M.L2_PCT: 90.0})).score == pytest.approx(0.1)
+
+
 # --- the ranking model --------------------------------------------------------------------------------
 
 

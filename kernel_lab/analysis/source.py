@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,3 +36,86 @@ def top_lines(kernel: Kernel, counter: str, *, n: int = 3, min_share: float = 0.
         for (f, ln), v in ranked
         if v / total >= min_share
     )
+
+
+# --- data-dependent addresses ---------------------------------------------------------------------------------------
+
+_TRITON_ACCESS = re.compile(r"\btl\.(?:load|store|atomic_\w+)\s*\(")
+#: ``name = tl.load(...)`` in Triton; ``name = ptr[...]`` (after an optional cast or call such as __ldg(&...)) in CUDA
+_TRITON_LOADED = re.compile(r"\b([A-Za-z_]\w*)\s*(?<![<>!=+\-*/%&|^])=(?!=)\s*tl\.load\s*\(")
+_CUDA_LOADED = re.compile(
+    r"\b([A-Za-z_]\w*)\s*(?<![<>!=+\-*/%&|^])=(?!=)\s*(?:\([^()]*\)\s*)?(?:[\w:]+\s*\(\s*&?\s*)?[A-Za-z_]\w*\s*\["
+)
+
+
+def _balanced(text: str, start: int, opening: str, closing: str) -> str:
+    """The text from ``start`` (just after an opening bracket) to its closing bracket, or to the end of the line."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == opening:
+            depth += 1
+        elif text[i] == closing:
+            if depth == 0:
+                return text[start:i]
+            depth -= 1
+    return text[start:]
+
+
+def _first_argument(text: str, start: int) -> str:
+    """The first argument of the call whose arguments begin at ``start`` (top-level comma or closing parenthesis)."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            if depth == 0:
+                return text[start:i]
+            depth -= 1
+        elif text[i] == "," and depth == 0:
+            return text[start:i]
+    return text[start:]
+
+
+def _addresses(text: str, triton: bool) -> list[str]:
+    """The address expressions of the memory accesses on one line: tl.load/store/atomic pointers, or subscripts."""
+    if triton:
+        return [_first_argument(text, m.end()) for m in _TRITON_ACCESS.finditer(text)]
+    return [_balanced(text, m.end(), "[", "]") for m in re.finditer(r"[A-Za-z_]\w*\s*\[", text)]
+
+
+def loaded_names(source: str, triton: bool) -> frozenset[str]:
+    """Names that a kernel's source binds directly to a value loaded from memory."""
+    return frozenset((_TRITON_LOADED if triton else _CUDA_LOADED).findall(source))
+
+
+def indirect(text: str, loaded: frozenset[str], triton: bool) -> bool:
+    """Whether a line's memory address is computed from loaded data (x[col[k]], tl.load(p + node) with node
+    loaded): a gather or scatter, whose addresses the data sets, not the mapping of threads to elements."""
+    code = text.split("#" if triton else "//")[0]
+    for address in _addresses(code, triton):
+        if (not triton and re.search(r"[A-Za-z_]\w*\s*\[", address)) or any(
+            re.search(rf"\b{re.escape(name)}\b", address) for name in loaded
+        ):
+            return True
+    return False
+
+
+def indirect_share(kernel: Kernel, counter: str) -> float:
+    """Share of a per-line counter on lines whose memory addresses are computed from loaded data (0..1)."""
+    per_line = kernel.line_counters.get(counter, {})
+    total = sum(per_line.values())
+    if total <= 0:
+        return 0.0
+    names: dict[str, frozenset[str]] = {}
+    found = 0.0
+    for (file, line), value in per_line.items():
+        source = kernel.source_files.get(file)
+        if source is None:
+            source = "\n".join(file_lines(file))
+        triton = file.endswith(".py")
+        if file not in names:
+            names[file] = loaded_names(source, triton)
+        lines = source.splitlines()
+        if 0 < line <= len(lines) and indirect(lines[line - 1], names[file], triton):
+            found += value
+    return found / total

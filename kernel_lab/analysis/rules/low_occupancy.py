@@ -3,7 +3,9 @@
 Score (Little's law): with more resident warps a latency-bound kernel keeps proportionally more work in
 flight, until a unit saturates; so filling the SM would save 1 - max(theoretical occupancy, busiest unit's
 throughput), of the time warps spend waiting on latency that more warps hide (scoreboard and fixed-latency
-stalls, as a share of all stalls), capped by the idle issue slots.
+stalls, as a share of all stalls), capped by the idle issue slots. The busiest unit is the busiest of the SMs,
+the memory system, and each memory level (L1, L2, DRAM): the memory SOL does not include every part of L2,
+and a saturated L2 leaves more warps nothing to gain.
 
 The limiter is the resource that allows the fewest blocks; on a tie the block count and warps come before
 registers and shared memory (a one-warp program is limited by the block count whatever else ties with it,
@@ -18,9 +20,9 @@ from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "low_occupancy"
 NEEDS = ((M.THEORETICAL_OCC, *M.OCCUPANCY_LIMITS.values()),)
+UNITS = (M.SM_PCT, M.MEM_PCT, M.L1_PCT, M.L2_PCT, M.DRAM_PCT)  # throughputs, % of peak: the busiest one saturates
 READS = (
-    M.SM_PCT,
-    M.MEM_PCT,
+    *UNITS,
     M.ISSUE_ACTIVE,
     M.ACHIEVED_OCC,
     M.REGISTERS,
@@ -71,7 +73,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         return None
     limits = {name: k.value(metric) for name, metric in M.OCCUPANCY_LIMITS.items()}
     limiter = min(TIE_ORDER, key=lambda name: (limits[name], TIE_ORDER.index(name)))
-    busiest = max(k.value(M.SM_PCT), k.value(M.MEM_PCT)) / 100 if k.has(M.SM_PCT, M.MEM_PCT) else 0.0
+    busiest = max((k.value(m) for m in UNITS if k.has(m)), default=0.0) / 100
     stalls = M.stall_reasons(k)
     waiting = sum(stalls.get(r, 0.0) for r in HIDDEN_BY_WARPS) / sum(stalls.values()) if stalls and sum(stalls.values()) else 1.0
     caps = [(1 - max(theoretical / 100, busiest)) * waiting]

@@ -5,8 +5,10 @@ run out (spills: spill instructions), and also arrays a thread indexes at run ti
 buf[i & 63]``), which registers cannot hold: then there are no spill instructions at all, but the traffic
 is the same. Either way the rule fires on local memory requests, and says which of the two it is.
 
-Score: the share of the kernel's memory requests that go to local memory, weighted by the memory (or SM)
-throughput.
+Score: the share of the kernel's memory requests that go to local memory, weighted by how much the kernel's
+time depends on memory requests: the memory (or SM) throughput where bandwidth sets the pace, or, where
+latency does, the share of warp stalls spent waiting on global/local memory (long_scoreboard: data from
+L1TEX; lg_throttle: the global/local instruction queue is full), whichever is larger.
 """
 
 from __future__ import annotations
@@ -17,9 +19,17 @@ from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "register_spills"
 NEEDS = ((M.SPILL_REQUESTS, M.LOCAL_LD_REQUESTS, M.LOCAL_ST_REQUESTS, M.GLOBAL_LD_REQUESTS, M.GLOBAL_ST_REQUESTS, M.MEM_PCT),)
-READS = (M.REGISTERS, M.SM_PCT)
+READS = (M.REGISTERS, M.SM_PCT, M.STALL_PREFIX + "*" + M.STALL_SUFFIX)
 NCU_TITLES = ("L1TEX Local Load Access Pattern", "L1TEX Local Store Access Pattern")
 SEARCH = (-1, +1, "smaller tiles per thread need fewer registers, so nothing spills")
+WAITING_ON_MEMORY = ("long_scoreboard", "lg_throttle")
+
+
+def memory_wait(k: Kernel) -> float:
+    """Share of the warps' stall cycles spent waiting on global or local memory (0 without stall metrics)."""
+    stalls = M.stall_reasons(k)
+    total = sum(stalls.values())
+    return sum(stalls.get(r, 0.0) for r in WAITING_ON_MEMORY) / total if total else 0.0
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
@@ -55,4 +65,5 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     }
     if regs:
         evidence[M.REGISTERS] = regs
-    return Bottleneck(KIND, share * max(k.value(M.MEM_PCT), k.get(M.SM_PCT) or 0) / 100, summary, hint, evidence)
+    weight = max(k.value(M.MEM_PCT) / 100, (k.get(M.SM_PCT) or 0) / 100, memory_wait(k))
+    return Bottleneck(KIND, share * weight, summary, hint, evidence)
