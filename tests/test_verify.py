@@ -155,23 +155,26 @@ def test_a_judge_closed_while_its_reference_still_loads_stops_it_once_loaded():
 
 
 SPOIL_WHILE_LOADED = """
-import glob, os, threading, time
+import os, threading, time
 
-def _spoil():  # while the reference makes its inputs: each file it writes is spoiled, keeping its times
+def _spoil():  # while the reference makes its inputs: every file of the judge's folder is written, times kept
     end = time.monotonic() + 3
     while time.monotonic() < end:
-        for path in glob.glob(os.path.join(os.path.dirname(os.getcwd()), "inputs", "*.pt")):
-            st = os.stat(path)
-            with open(path, "r+b") as f:
-                f.write(b"\\0" * 64)
-            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        for root, _, files in os.walk(os.path.dirname(os.getcwd())):
+            for name in files:
+                path = os.path.join(root, name)
+                if name != "cell.py" and not name.endswith(".log") and root != os.getcwd():
+                    st = os.stat(path)
+                    with open(path, "r+b") as f:
+                        f.write(b"\\0" * 64)
+                    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
         time.sleep(0.05)
 
 threading.Thread(target=_spoil).start()
 """
 
 
-def test_candidates_load_while_the_reference_makes_its_inputs_and_what_they_spoil_meanwhile_is_restored(tmp_path):
+def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_writes_meanwhile_reaches_no_other(tmp_path):
     log = tmp_path / "order.log"
 
     def stamp(what: str) -> str:
@@ -188,7 +191,7 @@ def test_candidates_load_while_the_reference_makes_its_inputs_and_what_they_spoi
     loaded = [float(t) for what, t in events if what == "load"]
     assert len(makes) >= 6 and len(loaded) == 1 and loaded[0] < max(makes)  # its cell loaded before the last input set
     assert fair.correct and fair.checks == 6, fair.reason
-    assert spoiler.correct, spoiler.reason  # its own answers are right; the files it spoiled were written again
+    assert spoiler.correct, spoiler.reason  # its own answers are right: its inputs are its own copies
 
 
 def test_correct_rewrite_passes_and_is_timed(verdicts):
@@ -281,8 +284,8 @@ def test_a_reference_that_writes_its_input_in_place_is_matched_on_that_input(ver
     assert not wrong.correct and "changed its input x, which the reference leaves unchanged" in wrong.reason
 
 
-def test_input_files_spoiled_by_one_candidate_are_restored_for_the_next(verdicts):
-    # the spoiler keeps the files' modification times: the judge must notice the writes all the same
+def test_a_candidate_that_writes_every_file_it_finds_cannot_spoil_the_inputs_of_the_next(verdicts):
+    # each candidate gets copies of its own of the inputs (handover), never a file another one could write
     assert verdicts["spoil_inputs"].correct, verdicts["spoil_inputs"].reason
     assert verdicts["after_spoil"].correct, verdicts["after_spoil"].reason
 
@@ -594,3 +597,47 @@ def test_a_comparison_that_runs_out_of_device_memory_is_done_on_the_cpu():
     x = torch.arange(10.0)
     assert on(torch.device("meta"), total, x, more=(2.0,)) == 90.0 and seen == ["meta", "cpu"]
     assert same_bits(x, x.clone()) and not same_bits(x, x + 1) and not same_bits(x, x.double())
+
+
+# --- inputs that are not tensors ------------------------------------------------------------------------
+
+SCALED_REF = """
+import torch
+
+def make_inputs(n=1000):
+    return torch.randn(n), 2.5, torch.float64, (3, "rows")
+
+def run(x, alpha, dtype, tag):
+    assert tag == (3, "rows"), tag
+    return (x * alpha).to(dtype)
+"""
+SCALED_WRONG = SCALED_REF.replace("(x * alpha)", "(x * 2.0)")
+UNSENDABLE_REF = SCALED_REF.replace('(3, "rows")', "object()").replace("assert tag", "# assert tag")
+
+
+def test_numbers_dtypes_and_tuples_among_the_inputs_reach_each_candidate_as_made():
+    with Judge(SCALED_REF, Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+        right, wrong = judge.check_many([SCALED_REF, SCALED_WRONG])
+    assert right.correct and right.checks >= 3, right.reason
+    assert not wrong.correct and "differs" in wrong.reason, wrong.reason
+
+
+def test_an_input_that_cannot_travel_is_named():
+    v = verify(UNSENDABLE_REF, UNSENDABLE_REF, device="cpu", time=False)
+    assert not v.correct and "make_inputs returned an input of type object" in v.reason, v.reason
+
+
+@pytest.mark.gpu
+def test_gpu_inputs_handed_over_by_cuda_ipc_are_each_candidates_own():
+    # on a GPU each candidate gets the inputs as copies mapped from the judge's memory (CUDA IPC): one that
+    # writes to every file it finds, or into its inputs, spoils nothing for the others judged with it
+    settings = Settings(verify_timeout=300.0)
+    with Judge(source("add_ref"), settings, "cuda", time=False) as judge:
+        spoiler, inplace, fair = judge.check_many([source("spoil_inputs"), source("add_inplace"), source("add_fast")])
+        again = judge.check(source("add_fast"))
+    assert spoiler.correct and fair.correct and again.correct, (spoiler.reason, fair.reason, again.reason)
+    assert not inplace.correct and "changed its input y" in inplace.reason
+    scaled = SCALED_REF.replace("torch.randn(n)", "torch.randn(n, device='cuda')")
+    right = verify(scaled, scaled, device="cuda", time=False, timeout=300.0)
+    wrong = verify(scaled, SCALED_WRONG.replace("torch.randn(n)", "torch.randn(n, device='cuda')"), device="cuda", time=False)
+    assert right.correct and not wrong.correct, (right.reason, wrong.reason)

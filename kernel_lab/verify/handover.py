@@ -1,0 +1,148 @@
+"""How an input set travels from the judge to one candidate's process, and non-tensor inputs on the wire.
+
+Each candidate gets its own copy of every input set it runs on, made by the judge from the reference's
+inputs as made, so no candidate can change what another one reads (there are no shared input files).
+
+* **On a GPU** the judge copies each tensor on the device and lends the copy by CUDA IPC (:func:`share`,
+  with PyTorch's own reference counting): the candidate maps it, copies it into memory of its own and lets
+  it go (:func:`take`). An input set of hundreds of megabytes crosses in about a millisecond, where writing,
+  reading, hashing and loading a file took about a second per set and candidate on the H100.
+* **On the CPU** the tensors travel in the request itself, through the pipe.
+
+The reference's process lends its results to the judge the same way (it runs the user's own cell).
+A candidate's process never lends anything to the judge: mapping memory that an untrusted process can
+free, or describe wrongly, could crash the judge's own CUDA context, so its answers come through the pipe
+(:mod:`kernel_lab.verify.protocol`). What is lent is described in JSON and rebuilt from a fixed list of
+types; no pickle is read on either side.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+JSON = (type(None), bool, int, float, str)
+
+
+class Unsendable(Exception):
+    """An input that is neither a tensor nor a plain value (number, string, dtype, or a tuple of them)."""
+
+
+def encode(value: Any) -> Any:
+    """A non-tensor input as JSON: plain values as they are, a dtype by name, tuples and lists as lists."""
+    import torch
+
+    if isinstance(value, JSON):
+        return value
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, (tuple, list)):
+        return {"tuple" if isinstance(value, tuple) else "list": [encode(v) for v in value]}
+    raise Unsendable(type(value).__name__)
+
+
+def decode(value: Any) -> Any:
+    """The value :func:`encode` wrote."""
+    import torch
+
+    if isinstance(value, dict):
+        if "dtype" in value:
+            dtype = getattr(torch, value["dtype"])
+            if not isinstance(dtype, torch.dtype):
+                raise ValueError(f"not a dtype: {value['dtype']}")
+            return dtype
+        if "tuple" in value:
+            return tuple(decode(v) for v in value["tuple"])
+        return [decode(v) for v in value["list"]]
+    return value
+
+
+def share(t: torch.Tensor) -> dict[str, Any]:
+    """A CUDA tensor lent by CUDA IPC, as JSON: the sender keeps ``t`` until the receiver has :func:`take`n it."""
+    from torch.multiprocessing.reductions import reduce_tensor
+
+    _, args = reduce_tensor(t.detach())
+    (_, size, stride, offset, storage_cls, dtype, device, handle, nbytes, start, _, counter, at, event, sync) = args
+    return {
+        "size": list(size),
+        "stride": list(stride),
+        "offset": offset,
+        "storage": storage_cls.__name__,
+        "dtype": str(dtype).removeprefix("torch."),
+        "device": device,
+        "handle": base64.b64encode(handle).decode(),
+        "bytes": nbytes,
+        "start": start,
+        "counter": base64.b64encode(counter).decode(),
+        "at": at,
+        "event": base64.b64encode(event).decode() if event else None,
+        "sync": bool(sync),
+    }
+
+
+def take(lent: dict[str, Any]) -> torch.Tensor:
+    """A copy, in this process's own memory, of a tensor another process lent with :func:`share` (which
+    is let go at once); the CPU holds the copy when the GPU has no room."""
+    import torch
+    from torch.multiprocessing.reductions import rebuild_cuda_tensor
+
+    storages = {"TypedStorage": torch.storage.TypedStorage, "UntypedStorage": torch.UntypedStorage}
+    dtype = getattr(torch, lent["dtype"])
+    if not isinstance(dtype, torch.dtype) or lent["storage"] not in storages:
+        raise ValueError("not a tensor lent by share()")
+    event = base64.b64decode(lent["event"]) if lent["event"] else None
+    shared = rebuild_cuda_tensor(
+        torch.Tensor,
+        torch.Size(int(n) for n in lent["size"]),
+        tuple(int(n) for n in lent["stride"]),
+        int(lent["offset"]),
+        storages[lent["storage"]],
+        dtype,
+        int(lent["device"]),
+        base64.b64decode(lent["handle"]),
+        int(lent["bytes"]),
+        int(lent["start"]),
+        False,
+        base64.b64decode(lent["counter"]),
+        int(lent["at"]),
+        event,
+        bool(lent["sync"]),
+    )
+    try:
+        return shared.clone()
+    except torch.OutOfMemoryError:
+        return shared.cpu()
+    finally:
+        del shared
+
+
+def pack(inputs: list[tuple[str, Any]], device: torch.device) -> tuple[list[Any], list[torch.Tensor], list[torch.Tensor]]:
+    """(what the request says, tensors that travel in it, copies the judge must keep until the answer comes).
+
+    ``inputs``: ("tensor", t) or ("value", json) per argument of ``run``; ``device``: where the candidate runs.
+    """
+    said: list[Any] = []
+    carried: list[torch.Tensor] = []
+    kept: list[torch.Tensor] = []
+    for kind, v in inputs:
+        if kind == "value":
+            said.append({"value": v})
+        elif device.type == "cuda":
+            copy = v.to(device, copy=True)
+            kept.append(copy)
+            said.append({"lent": share(copy)})
+        else:
+            said.append({"tensor": len(carried)})
+            carried.append(v)
+    return said, carried, kept
+
+
+def unpack(said: list[Any], carried: list[torch.Tensor], device: torch.device) -> tuple:
+    """(candidate) The input set a request handed over, in memory of this process's own."""
+    return tuple(
+        decode(item["value"]) if "value" in item else take(item["lent"]) if "lent" in item else carried[item["tensor"]].to(device)
+        for item in said
+    )
