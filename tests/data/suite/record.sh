@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1/BATCH2 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1/2/3 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -37,9 +37,14 @@ stencil_masked_newton_cuda local_hist_dynamic_index_cuda local_hist_smem_cuda bi
 bitonic_regs_fp16_cuda hgemm_half2_cuda sgemm_naive_fp32_cuda sgemm_smem_tiled_fp32_cuda tiny_saxpy_cuda
 sum_atomic_single_cuda sum_block_then_atomic_cuda histogram_global_atomic_cuda histogram_smem_private_cuda
 copy_vec_fp16_cuda"
+BATCH3="attn_fwd_tail_bf16_triton attn_per_head_fp16_triton maxpool2x2_fp16_triton fakequant_int8_rowwise_fp16_triton
+rope_halfsplit_bf16_triton topk_itermax_fp16_triton xent_2pass_bf16_triton
+attn_rowquad_fp16_cuda avgpool_rowthread_conflict_fp32_cuda quant_absmean_atomic_bf16_cuda quant_sqrtlaw_scan_fp32_cuda
+rope_decode_tiny_fp32_cuda rope_token_stride_fp16_cuda moe_topk_local_fp32_cuda xent_smem_row_fp32_cuda"  # held-out set 2
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
+  batch3) CELLS=$BATCH3 ;;
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
