@@ -78,6 +78,16 @@ def stall_reasons(kernel) -> dict[str, float]:
     return out
 
 
+def busiest_pipe(kernel) -> tuple[str, float] | None:
+    """(pipe, % of peak) of the busiest pipe; on a tie, the plainest name ('tensor' rather than Hopper's 'shared' pipe,
+    which FP64 and tensor work share, or 'tensor_op_hmma')."""
+    pipes = pipe_utilization(kernel)
+    if not pipes:
+        return None
+    top = max(pipes.values())
+    return min((n for n, v in pipes.items() if v == top), key=lambda n: (n == "shared", len(n))), top
+
+
 def pipe_utilization(kernel) -> dict[str, float]:
     """Pipe name -> % of peak active cycles (``sm__pipe_<name>_cycles_active``)."""
     out = {}

@@ -211,6 +211,22 @@ def test_more_warps_cannot_help_past_a_saturated_l2():
     assert evaluate("low_occupancy", kernel(**base, **{M.L2_PCT: 90.0})).score == pytest.approx(0.1)
 
 
+
+def test_a_busy_tensor_pipe_leaves_less_to_occupancy_and_latency():
+    """Hopper's SM throughput leaves the tensor pipe out: a flash-attention kernel at SM 38% with its tensor pipe
+    52% busy (held-out set 2) was told low occupancy first, ahead of its tail."""
+    limits = {
+        M.OCCUPANCY_LIMITS[n]: b for n, b in (("registers", 1.0), ("shared_memory", 1.0), ("warps", 8.0), ("block_size", 32.0))
+    }
+    base = {M.THEORETICAL_OCC: 12.5, M.SM_PCT: 38.0, M.MEM_PCT: 33.0, **limits}
+    pipes = {M.PIPE_PREFIX + name + M.PIPE_SUFFIX: 52.0 for name in ("shared", "tensor_op_hmma", "tensor")}
+    assert evaluate("low_occupancy", kernel(**base)).score == pytest.approx(0.62)
+    assert evaluate("low_occupancy", kernel(**base, **pipes)).score == pytest.approx(0.48)
+    assert evaluate("latency_bound", kernel(**base)).score == pytest.approx(0.31)
+    busy = evaluate("latency_bound", kernel(**base, **pipes))
+    assert busy.score == pytest.approx(0.24) and "busiest pipe (tensor) is 52% busy" in busy.hint
+
+
 # --- the ranking model --------------------------------------------------------------------------------
 
 

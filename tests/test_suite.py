@@ -22,7 +22,8 @@ def test_the_conductor_ranks_the_labelled_bottleneck_first_more_often_than_nsigh
         a = result["accuracy"][split]
         assert a["top1"] > a["ncu_top1"] and a["top3"] == 1.0, (split, a)
     assert result["accuracy"]["all"]["top1"] >= 0.95 and result["accuracy"]["held_out"]["top1"] >= 0.9  # all tuned on since #14
-    assert result["accuracy"]["held_out_2"]["top1"] >= 0.9  # 14 of 15 at the first look, before any rule changed
+    # 14 of 15 at the first look, before any rule changed; 15 since the busiest pipe counts (benchmarks/CONDUCTOR.md)
+    assert result["accuracy"]["held_out_2"]["top1"] == 1.0
 
 
 def test_only_matrix_work_is_told_to_use_tensor_cores(result):

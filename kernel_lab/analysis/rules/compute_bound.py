@@ -39,11 +39,10 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     near = at_roof is not None and at_roof[0] >= NEAR
     if sm < 60 or (sm <= mem and not near):
         return None
-    pipes = M.pipe_utilization(k)
     evidence = {M.SM_PCT: sm, M.MEM_PCT: mem}
     busiest = ""
-    if pipes:
-        pipe, pct = max(pipes.items(), key=lambda x: x[1])
+    if top := M.busiest_pipe(k):
+        pipe, pct = top
         evidence[f"{M.PIPE_PREFIX}{pipe}{M.PIPE_SUFFIX}"] = pct
         advice = PIPE_ADVICE.get(pipe.split("_")[0], "")
         busiest = f" The busiest pipeline is '{pipe}' at {pct:.0f}% of its peak" + (f" ({advice})." if advice else ".")

@@ -1,6 +1,8 @@
 """latency_bound: neither the SMs nor memory are busy; warps mostly wait (SOL both under 60%).
 
-Score: the headroom to the nearest roof, 1 - max(SM%, memory%) / 100.
+Score: half the headroom to the nearest roof, 1 - max(SM%, memory%, busiest pipe%) / 100. The busiest pipe counts
+because on Hopper the SM throughput leaves the tensor pipe's cycles out: a flash-attention kernel can show SM 38%
+with its tensor pipe 52% busy, and is then not idle waiting.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "latency_bound"
 NEEDS = ((M.SM_PCT, M.MEM_PCT),)
-READS = (M.STALL_PREFIX + "*" + M.STALL_SUFFIX, M.ISSUE_ACTIVE)
+READS = (M.STALL_PREFIX + "*" + M.STALL_SUFFIX, M.ISSUE_ACTIVE, M.PIPE_PREFIX + "*" + M.PIPE_SUFFIX)
 REGIME = True
 NCU_RULES = ("CPIStall", "IssueSlotUtilization")
 NCU_TITLES = ("Latency Issue",)
@@ -40,9 +42,10 @@ STALL_ADVICE = {
 
 def evaluate(k: Kernel) -> Bottleneck | None:
     sm, mem = k.value(M.SM_PCT), k.value(M.MEM_PCT)
-    top = max(sm, mem)
-    if top >= 60:
+    if max(sm, mem) >= 60:
         return None
+    pipe, busy = M.busiest_pipe(k) or ("", 0.0)
+    top = max(sm, mem, busy)
     evidence = {M.SM_PCT: sm, M.MEM_PCT: mem}
     stall_text = ""
     stalls = M.stall_reasons(k)
@@ -61,5 +64,8 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         f"{stall_text} In general: more warps per SM (higher occupancy), more independent work per"
         " thread (instruction-level parallelism), and fewer dependent round trips to memory."
     )
+    if busy > max(sm, mem):
+        evidence[f"{M.PIPE_PREFIX}{pipe}{M.PIPE_SUFFIX}"] = busy
+        hint += f" Its busiest pipe ({pipe}) is {busy:.0f}% busy, so less is left to win than the SM figure suggests."
     summary = f"Latency-bound: SMs at {sm:.0f}%, memory at {mem:.0f}% of peak"
     return Bottleneck(KIND, 0.5 * (1 - top / 100), summary, hint, evidence, top_lines(k, "stall_samples"))

@@ -4,8 +4,8 @@ Score (Little's law): with more resident warps a latency-bound kernel keeps prop
 flight, until a unit saturates; so filling the SM would save 1 - max(theoretical occupancy, busiest unit's
 throughput), of the time warps spend waiting on latency that more warps hide (scoreboard and fixed-latency
 stalls, as a share of all stalls), capped by the idle issue slots. The busiest unit is the busiest of the SMs,
-the memory system, and each memory level (L1, L2, DRAM): the memory SOL does not include every part of L2,
-and a saturated L2 leaves more warps nothing to gain.
+the memory system, each memory level (L1, L2, DRAM) and each pipe: the memory SOL does not include every part
+of L2, the SM throughput leaves Hopper's tensor pipe out, and a saturated unit leaves more warps nothing to gain.
 
 The limiter is the resource that allows the fewest blocks; on a tie the block count and warps come before
 registers and shared memory (a one-warp program is limited by the block count whatever else ties with it,
@@ -29,6 +29,7 @@ READS = (
     M.SHARED_PER_BLOCK,
     M.BLOCK,
     M.STALL_PREFIX + "*" + M.STALL_SUFFIX,
+    M.PIPE_PREFIX + "*" + M.PIPE_SUFFIX,
 )
 HIDDEN_BY_WARPS = ("long_scoreboard", "short_scoreboard", "wait")  # stalls more warps hide
 TIE_ORDER = ("block_size", "warps", "registers", "shared_memory")
@@ -73,7 +74,8 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         return None
     limits = {name: k.value(metric) for name, metric in M.OCCUPANCY_LIMITS.items()}
     limiter = min(TIE_ORDER, key=lambda name: (limits[name], TIE_ORDER.index(name)))
-    busiest = max((k.value(m) for m in UNITS if k.has(m)), default=0.0) / 100
+    pipe = M.busiest_pipe(k)
+    busiest = max([k.value(m) for m in UNITS if k.has(m)] + [pipe[1] if pipe else 0.0]) / 100
     stalls = M.stall_reasons(k)
     waiting = sum(stalls.get(r, 0.0) for r in HIDDEN_BY_WARPS) / sum(stalls.values()) if stalls and sum(stalls.values()) else 1.0
     caps = [(1 - max(theoretical / 100, busiest)) * waiting]
