@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 @cache
-def _root() -> Path:
+def build_root() -> Path:
     """Where the per-source folders go: the user's TORCH_EXTENSIONS_DIR, else torch's default."""
     given = os.environ.get("TORCH_EXTENSIONS_DIR")
     if given:
@@ -37,6 +37,6 @@ def use_folder_for(source: str) -> Path | None:
     import torch
 
     key = f"{torch.__version__} {torch.version.cuda}\n{source}"
-    folder = _root() / "kernel_lab" / hashlib.sha256(key.encode()).hexdigest()[:16]
+    folder = build_root() / "kernel_lab" / hashlib.sha256(key.encode()).hexdigest()[:16]
     os.environ["TORCH_EXTENSIONS_DIR"] = str(folder)
     return folder

@@ -14,14 +14,14 @@ def test_cells_get_their_own_build_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
     from kernel_lab import builds
 
-    builds._root.cache_clear()
+    builds.build_root.cache_clear()
     try:
         a, again, b = (builds.use_folder_for(f"load_inline({cell!r})") for cell in ("a", "a", "b"))
         assert a == again != b and a.parent == b.parent == tmp_path / "kernel_lab"
         assert os.environ["TORCH_EXTENSIONS_DIR"] == str(b)
         assert builds.use_folder_for("triton only") is None and os.environ["TORCH_EXTENSIONS_DIR"] == str(b)
     finally:
-        builds._root.cache_clear()
+        builds.build_root.cache_clear()
 
 
 def test_the_profiled_cell_builds_in_its_folder(tmp_path):

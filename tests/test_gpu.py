@@ -73,3 +73,22 @@ def test_optimize_for_real_finds_a_faster_verified_version(tmp_path):
     assert (result.session.folder(result.session.original) / "profile.ncu-rep").exists()
     assert (result.session.folder(best) / "profile.ncu-rep").exists()  # profiled for the before/after view
     assert "Bottlenecks gone" in result._repr_html_() or "Speedup" in result._repr_html_()
+
+
+def test_the_judge_builds_a_cuda_candidate_in_halves_with_the_same_results(tmp_path):
+    """A candidate process builds the sample split (kernels alone, glue on the precompiled header): its
+    output equals the cell's reference and the build is the split one, not the fallback."""
+    code = (
+        "import runpy, sys, torch\n"
+        "from kernel_lab import fastbuild\n"
+        "fastbuild.install()\n"
+        "cell = runpy.run_path(sys.argv[1])\n"
+        "inputs = cell['make_inputs']()\n"
+        "assert torch.equal(cell['run'](*inputs), cell['reference'](*inputs))\n"
+    )
+    proc = run_python("-c", code, str(samples.cell("shared_bank_conflicts")), env={"TORCH_EXTENSIONS_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "built as written" not in proc.stderr
+    (folder,) = (tmp_path / "kernel_lab" / "fast").iterdir()
+    assert "kl_launch_transpose_naive_smem" in (folder / "main.cpp").read_text()
+    assert "torch" not in (folder / "cuda.cu").read_text()

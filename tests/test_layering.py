@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kernel_lab"
 FLOORS = {
-    0: {"errors", "models", "metrics", "cells", "hardware", "settings", "processes", "builds", "samples"},
+    0: {"errors", "models", "metrics", "cells", "hardware", "settings", "processes", "builds", "fastbuild", "samples"},
     1: {"profiling"},
     2: {"analysis"},
     3: {"rewrite", "verify"},
