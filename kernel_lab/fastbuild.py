@@ -3,8 +3,9 @@
 ``load_inline`` compiles two files, and both parse PyTorch's headers: ``main.cpp`` (the cell's C++
 and the Python bindings, about half a minute of ``torch/extension.h`` and pybind11) and ``cuda.cu``
 (the kernels *and* the host functions that take ``torch::Tensor``, the same headers again, through
-nvcc's front end). The kernels themselves are a few dozen lines. So, in the judge's candidate
-processes, :func:`install` makes ``load_inline`` build the same code in two other halves:
+nvcc's front end). The kernels themselves are a few dozen lines. So, in the processes where Kernel
+Lab runs a cell (the profiler's, the judge's: never the user's notebook), :func:`install` makes
+``load_inline`` build the same code in two other halves:
 
 - the kernels (``__global__``/``__device__`` code, the cell's defines, constants and non-torch
   includes) alone in ``cuda.cu``, compiled by nvcc with no PyTorch header, plus one small host stub
@@ -13,7 +14,9 @@ processes, :func:`install` makes ``load_inline`` build the same code in two othe
   its stub, compiled by the host compiler against a precompiled ``torch/extension.h`` that is built
   once per set of flags and kept beside the builds.
 
-The kernels are compiled from the same text with the same nvcc flags, so they are the same kernels.
+The kernels are compiled from the same text (comments kept, so a profile's source lines read as the
+cell's) with the same nvcc flags, so they are the same kernels; the profiler and the judge share
+the builds, so a version profiled is not built again to be judged, nor the other way round.
 Anything the split does not understand (templates launched with arguments, conditional compilation,
 namespaces, torch types in device code) or any failure of the fast build falls back to
 ``load_inline`` as the cell wrote it, so the result never depends on this module working.
@@ -74,11 +77,12 @@ class Split:
     host: str  # for the host compiler, launches through the stubs
 
 
-def _items(source: str) -> list[str] | None:
-    """Top-level items in order: preprocessor lines (continuations joined) and declarations or
-    definitions up to their ``;`` or closing brace. None where the text does not balance."""
-    text = re.sub(r"//[^\n]*|/\*.*?\*/", lambda m: "\n" * m.group().count("\n") or " ", source, flags=re.S)
-    items: list[str] = []
+def _items(source: str) -> list[tuple[str, str]] | None:
+    """Top-level items in order, each as (its code with comments blanked out, its text as written):
+    preprocessor lines (continuations joined) and declarations or definitions up to their ``;`` or
+    closing brace. None where the text does not balance."""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group()), source, flags=re.S)
+    items: list[tuple[str, str]] = []
     depth, start, i = 0, 0, 0
     while i < len(text):
         ch = text[i]
@@ -92,7 +96,7 @@ def _items(source: str) -> list[str] | None:
                 if text[end - 1] != "\\":
                     break
                 end += 1
-            items.append(text[i:end].strip())
+            items.append((text[i:end].strip(), source[i:end].strip()))
             i = start = end
             continue
         if ch in "\"'":
@@ -113,7 +117,7 @@ def _items(source: str) -> list[str] | None:
             if ch == "}":  # a brace may close a declaration that goes on: `struct S {...};`, `} s;`
                 tail = re.match(r"\s*(?:\w+\s*)?;", text[i + 1 :])
                 i += tail.end() if tail else 0
-            items.append(text[start : i + 1].strip())
+            items.append((text[start : i + 1].strip(), source[start : i + 1].strip()))
             start = i + 1
         i += 1
     if depth or text[start:].strip():
@@ -198,42 +202,40 @@ def split(cuda_source: str) -> Split | None:
     host: list[str] = ["#include <torch/extension.h>", "#include <cuda_runtime.h>"]
     kernels: dict[str, Kernel] = {}
     launched: list[str] = []
-    for item in items:
-        if item.startswith("#"):
-            directive = item[1:].lstrip().split(None, 1)[0] if item[1:].strip() else ""
-            if directive == "include":
-                (host if _TORCH_INCLUDE.match(item) else device).append(item)
-                if not _TORCH_INCLUDE.match(item):
-                    host.append(item)
-            elif directive in ("define", "undef"):
-                device.append(item)
-                host.append(item)
+    for code, text in items:  # decided on the code, kept as written (comments too) where it is not rewritten
+        if code.startswith("#"):
+            directive = code[1:].lstrip().split(None, 1)[0] if code[1:].strip() else ""
+            if directive == "include" and _TORCH_INCLUDE.match(code):
+                host.append(text)
+            elif directive in ("include", "define", "undef"):
+                device.append(text)
+                host.append(text)
             elif directive not in ("pragma", ""):
                 return None  # conditional compilation: which half sees what is not ours to decide
             continue
-        if item.startswith(("namespace", "using namespace")) and "{" in item:
+        if code.startswith(("namespace", "using namespace")) and "{" in code:
             return None
-        if _DEVICE_ONLY.search(item) and not _HOST_DEVICE.search(item):
-            if _TORCH_NAME.search(item) or "<<<" in item:
+        if _DEVICE_ONLY.search(code) and not _HOST_DEVICE.search(code):
+            if _TORCH_NAME.search(code) or "<<<" in code:
                 return None  # torch types or dynamic parallelism in device code
-            kernel = _kernel(item)
-            if kernel is not None and "{" in item:
+            kernel = _kernel(code)
+            if kernel is not None and "{" in code:
                 kernels[kernel.name] = kernel
-            device.append(item)
+            device.append(text)
         elif (
-            "<<<" in item
-            or _TORCH_NAME.search(item)
+            "<<<" in code
+            or _TORCH_NAME.search(code)
             or (
-                _FUNCTION.search(item)
-                and not _HOST_DEVICE.search(item)
-                and not item.lstrip().startswith(("template", "inline", "static inline", "constexpr", "struct", "class"))
+                _FUNCTION.search(code)
+                and not _HOST_DEVICE.search(code)
+                and not code.startswith(("template", "inline", "static inline", "constexpr", "struct", "class"))
             )
         ):
-            launched.extend(m.group(1) for m in _LAUNCH.finditer(item))
-            host.append(item)
+            launched.extend(m.group(1) for m in _LAUNCH.finditer(code))
+            host.append(code)
         else:
-            device.append(item)  # types, constants, __host__ __device__ helpers: both halves
-            host.append(item)
+            device.append(text)  # types, constants, __host__ __device__ helpers: both halves
+            host.append(text)
     if not launched or any(name not in kernels for name in launched):
         return None
     stubs = [kernels[name] for name in dict.fromkeys(launched)]
@@ -294,6 +296,16 @@ def precompiled_header(cxx: list[str], flags: list[str]) -> Path:
     return header
 
 
+def prepare() -> Path:
+    """The precompiled header of a cell that passes no flags of its own (built now if it is not there)."""
+    return precompiled_header(*_host_flags("kernel_lab", [], []))
+
+
+def prepare_in_background() -> subprocess.Popen:
+    """:func:`prepare` in another process, for the judge to start while the original is profiled."""
+    return subprocess.Popen([sys.executable, "-m", "kernel_lab.fastbuild"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def _fast(plain: Callable[..., Any], name: str, cpp_sources: list[str], halves: Split, **options: Any) -> Any:
     """``load_inline`` on the two halves, ``main.cpp`` against the precompiled header."""
     cflags = [flag.strip() for flag in options.pop("extra_cflags", None) or []]
@@ -302,6 +314,8 @@ def _fast(plain: Callable[..., Any], name: str, cpp_sources: list[str], halves: 
     header = precompiled_header(cxx, flags)
     options.pop("build_directory", None)
     options.pop("use_pch", None)
+    cuda_flags = list(options.pop("extra_cuda_cflags", None) or [])
+    options["extra_cuda_cflags"] = cuda_flags + ["-lineinfo"] * ("-lineinfo" not in cuda_flags)  # profiled or not: one build
     key = hashlib.sha256("\n".join([name, *cpp_sources, halves.host, halves.device, *flags]).encode()).hexdigest()[:16]
     folder = build_root() / "kernel_lab" / "fast" / key
     folder.mkdir(parents=True, exist_ok=True)
@@ -321,7 +335,7 @@ def _texts(sources: str | list[str] | None) -> list[str]:
 
 
 def install() -> None:
-    """Make ``torch.utils.cpp_extension.load_inline`` build split, in this process (the judge's candidates)."""
+    """Make ``torch.utils.cpp_extension.load_inline`` build split, in this process (a profiled or judged cell's)."""
     from torch.utils import cpp_extension
 
     plain = cpp_extension.load_inline
@@ -345,3 +359,7 @@ def install() -> None:
 
     load_inline.kernel_lab_fast = True  # type: ignore[attr-defined]
     cpp_extension.load_inline = load_inline
+
+
+if __name__ == "__main__":
+    prepare()

@@ -61,6 +61,7 @@ torch::Tensor f(torch::Tensor x) {
     assert halves is not None
     assert "struct Pair" in halves.device and "struct Pair" in halves.host  # types go to both halves
     assert "__device__ float twice" in halves.device and "twice" not in halves.host
+    assert "y[i] = twice(x[i]) * p.a + p.b;  // a comment ; {" in halves.device  # lines read as written
     assert "#define T 128" in halves.device and "#define T 128" in halves.host
     assert (
         "kl_launch_k(dim3((n + T - 1) / T), dim3(T), 0, at::cuda::getCurrentCUDAStream(), "

@@ -211,7 +211,6 @@ def test_more_warps_cannot_help_past_a_saturated_l2():
     assert evaluate("low_occupancy", kernel(**base, **{M.L2_PCT: 90.0})).score == pytest.approx(0.1)
 
 
-
 def test_a_busy_tensor_pipe_leaves_less_to_occupancy_and_latency():
     """Hopper's SM throughput leaves the tensor pipe out: a flash-attention kernel at SM 38% with its tensor pipe
     52% busy (held-out set 2) was told low occupancy first, ahead of its tail."""

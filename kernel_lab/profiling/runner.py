@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from kernel_lab import fastbuild
 from kernel_lab.builds import use_folder_for
 from kernel_lab.cells import execute, user_traceback
 from kernel_lab.errors import CellError
@@ -96,6 +97,7 @@ def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None
     source = cell.read_text()
     compile(source, filename, "exec")  # a syntax error fails before any warm-up
     use_folder_for(source)
+    fastbuild.install()  # load_inline builds in seconds, and the judge finds the build
 
     def run_once() -> dict:
         return execute(source, filename, {"__name__": "__main__", "__file__": filename})

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kernel_lab import hardware
+from kernel_lab import fastbuild, hardware
 from kernel_lab.cells import kernel_names
 from kernel_lab.processes import child_env, kill_group, signal_name
 from kernel_lab.settings import Settings
@@ -290,6 +290,7 @@ class Judge:
         self._widest = 1  # the most candidates judged in one round so far
         self._spare: list[tuple[_Process, Path]] = []
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
+        self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
         self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
         weakref.finalize(self, shutil.rmtree, self.folder, True)
@@ -301,6 +302,8 @@ class Judge:
         self.close()
 
     def close(self) -> None:
+        if self._header is not None:
+            self._header.poll()  # left to finish: the next judge of a CUDA cell uses the header too
         ended((process for process, _ in self._spare), wait=False)
         self._spare = []
         loading, self._loading = self._loading, None
@@ -327,6 +330,8 @@ class Judge:
                 self._loading = pool.submit(self._load, deadline)
                 pool.shutdown(wait=False)
                 self._spare += [self._spawn() for _ in range(self.parallel)]
+                if self._scratch.type == "cuda" and "<<<" in self.reference_source and self._header is None:
+                    self._header = fastbuild.prepare_in_background()  # candidates' builds need it (~40 s, once)
 
     def _load(self, deadline: float) -> dict[str, Any]:
         """Start the reference's process and load its cell there."""
