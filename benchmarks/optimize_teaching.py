@@ -45,7 +45,7 @@ def main() -> None:
             rounds=args.rounds,
             candidates=args.candidates,
             root=args.root,
-            on_event=lambda m: print("  ", m, flush=True),
+            on_event=lambda m, t0=start: print(f"  {time.monotonic() - t0:6.1f} s  {getattr(m, 'message', m)}", flush=True),
             profile=known,
         )
         spent = time.monotonic() - start
