@@ -253,6 +253,7 @@ def split(cuda_source: str) -> Split | None:
     first_host = next(i for i, item in enumerate(host) if "<<<" in item)
     declared = [f"{k.signature()};" for k in stubs] + [f"const void* {k.pointer}();" for k in named]
     rewritten = rewritten[:first_host] + declared + rewritten[first_host:]
+    device.append("// Kernel Lab built the kernels apart from the torch code: the cell's launches call these stubs")
     for k in stubs:
         device.append(f"{k.signature()} {{\n    {k.name}<<<kl_grid, kl_block, kl_shared, kl_stream>>>({', '.join(k.names)});\n}}")
     device += [f"const void* {k.pointer}() {{ return reinterpret_cast<const void*>(&{k.name}); }}" for k in named]
