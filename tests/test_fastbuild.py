@@ -79,8 +79,10 @@ torch::Tensor f(torch::Tensor x) {
 @pytest.mark.parametrize(
     "source",
     [
-        # a template launched with its arguments
+        # a template launched with its arguments, alone or beside a plain launch
         "template <int N> __global__ void k(float* y) {}\nvoid f(float* y) { k<4><<<1, 1>>>(y); }",
+        "template <int N> __global__ void k(float* y) {}\n__global__ void p(float* y) {}\n"
+        "void f(float* y) { p<<<1, 1>>>(y); k<4><<<1, 1>>>(y); }",
         # conditional compilation
         "#ifdef FAST\n#define T 1\n#endif\n__global__ void k(float* y) {}\nvoid f(float* y) { k<<<1, 1>>>(y); }",
         # torch types in device code
