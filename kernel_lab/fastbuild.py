@@ -176,10 +176,11 @@ def _relaunch(item: str, kernels: dict[str, Kernel]) -> str | None:
         paren = item.find("(", close)
         if paren < 0 or item[close + 3 : paren].strip():
             return None
-        args = item[paren + 1 : _matching(item, paren)]
+        end = _matching(item, paren)
+        args = item[paren + 1 : end]
         joined = ", ".join(config) + (f", {args}" if args.strip() else "")
         out.append(item[pos : match.start()] + f"{kernel.stub}({joined}")
-        pos = _matching(item, paren)
+        pos = end
     out.append(item[pos:])
     return "".join(out)
 

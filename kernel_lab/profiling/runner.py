@@ -96,8 +96,8 @@ def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None
     filename = str(cell.resolve())
     source = cell.read_text()
     compile(source, filename, "exec")  # a syntax error fails before any warm-up
-    use_folder_for(source)
-    fastbuild.install()  # load_inline builds in seconds, and the judge finds the build
+    if use_folder_for(source):  # a load_inline cell: it builds in seconds, and the judge finds the build
+        fastbuild.install()
 
     def run_once() -> dict:
         return execute(source, filename, {"__name__": "__main__", "__file__": filename})

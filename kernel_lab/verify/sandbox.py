@@ -53,8 +53,8 @@ class Cell:
     def __init__(self, path: Path, who: str) -> None:
         self.path, self.who = path, who
         source = path.read_text()
-        use_folder_for(source)
-        fastbuild.install()  # load_inline builds in seconds, and finds what the profiler built
+        if use_folder_for(source):  # a load_inline cell: it builds in seconds, and finds what the profiler built
+            fastbuild.install()
         try:
             compile(source, str(path), "exec")
         except SyntaxError as exc:
