@@ -641,3 +641,29 @@ def test_gpu_inputs_handed_over_by_cuda_ipc_are_each_candidates_own():
     right = verify(scaled, scaled, device="cuda", time=False, timeout=300.0)
     wrong = verify(scaled, SCALED_WRONG.replace("torch.randn(n)", "torch.randn(n, device='cuda')"), device="cuda", time=False)
     assert right.correct and not wrong.correct, (right.reason, wrong.reason)
+
+
+@pytest.mark.gpu
+def test_gpu_what_the_judge_lends_lies_alone_in_its_allocation():
+    # CUDA IPC maps the whole allocation a lent tensor lies in: a copy from PyTorch's shared pool would sit
+    # in one 2 MB segment beside the judge's own small tensors (its expected results), within a candidate's reach
+    import torch
+
+    from kernel_lab.verify import handover
+
+    def segment(t: torch.Tensor) -> dict:
+        address = t.untyped_storage().data_ptr()
+        return next(s for s in torch.cuda.memory_snapshot() if s["address"] <= address < s["address"] + s["total_size"])
+
+    device, lending = torch.device("cuda"), handover.Lending()
+    expected = torch.randn(1000, device=device)
+    said, _, kept = handover.pack([("tensor", torch.randn(1000, device=device))], device, lending)
+    box = lending.mailbox([1000], "torch.float32", device)
+    for lent in [*kept, box]:
+        live = [b for b in segment(lent)["blocks"] if b["state"] == "active_allocated"]
+        assert len(live) == 1 and segment(lent) != segment(expected), live
+    assert torch.isnan(box).all() and said[0]["lent"]["bytes"] >= 4000 and kept[0].device.type == "cuda"
+    shared_pool = expected.clone()  # what lending used to do: the same segment as the judge's own tensor
+    assert segment(shared_pool) == segment(expected)
+    del kept, box
+    lending.close()

@@ -1,4 +1,4 @@
-"""How an input set travels from the judge to one candidate's process, and non-tensor inputs on the wire.
+"""How tensors travel between the judge and one candidate's process, and non-tensor inputs on the wire.
 
 Each candidate gets its own copy of every input set it runs on, made by the judge from the reference's
 inputs as made, so no candidate can change what another one reads (there are no shared input files).
@@ -7,18 +7,29 @@ inputs as made, so no candidate can change what another one reads (there are no 
   with PyTorch's own reference counting): the candidate maps it, copies it into memory of its own and lets
   it go (:func:`take`). An input set of hundreds of megabytes crosses in about a millisecond, where writing,
   reading, hashing and loading a file took about a second per set and candidate on the H100.
+* **Answers on a GPU** come back the same way, the other way round: for each output the reference gave,
+  the judge lends an empty buffer of its own (:meth:`Lending.mailbox`, filled with NaN bytes), the candidate copies
+  its output there (:func:`mapped`), and the judge copies it out before comparing. 256 MB of outputs took
+  about 0.4 s each through the pipe (the copy to the host, the pipe, the copy back), four candidates at once
+  slower still.
 * **On the CPU** the tensors travel in the request itself, through the pipe.
 
-The reference's process lends its results to the judge the same way (it runs the user's own cell).
-A candidate's process never lends anything to the judge: mapping memory that an untrusted process can
-free, or describe wrongly, could crash the judge's own CUDA context, so its answers come through the pipe
-(:mod:`kernel_lab.verify.protocol`). What is lent is described in JSON and rebuilt from a fixed list of
-types; no pickle is read on either side.
+Everything the judge lends is allocated in a memory pool of its own, one tensor per allocation
+(:class:`Lending`): CUDA IPC maps the whole allocation a tensor lies in, and PyTorch's caching allocator packs
+many tensors into one (small ones into 2 MB segments), so a candidate handed a copy from the shared pool could
+reach the judge's expected results beside it. The reference's process lends its results to the judge too (it runs the user's own cell).
+A candidate's process never lends anything to the judge: mapping memory that an untrusted process can free,
+or describe wrongly, could crash the judge's own CUDA context, so what it writes goes into the judge's own
+buffers or through the pipe (:mod:`kernel_lab.verify.protocol`). What is lent is described in JSON and
+rebuilt from a fixed list of types; no pickle is read on either side.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -83,9 +94,77 @@ def share(t: torch.Tensor) -> dict[str, Any]:
     }
 
 
+_LENDING = threading.Lock()  # one thread at a time allocates into, or ends, a lending pool (PyTorch requires it)
+
+
+class Lending:
+    """The memory a judge lends to candidates: a pool of PyTorch's caching allocator that holds nothing
+    else and never puts two tensors in one allocation (``no_split``), so what CUDA IPC maps when a tensor is
+    lent holds that tensor alone. Freed tensors' memory is kept for the next ones; :meth:`close` gives it back."""
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+
+    def _made(self, make: Callable[[], torch.Tensor]) -> torch.Tensor:
+        import torch
+
+        with _LENDING:
+            if self._pool is None:
+                try:
+                    self._pool = torch.cuda.MemPool(no_split=True)
+                except TypeError:  # a PyTorch without no_split: lent tensors share allocations only with each other
+                    self._pool = torch.cuda.MemPool()
+            with torch.cuda.use_mem_pool(self._pool):
+                return make()
+
+    def copy(self, t: torch.Tensor, device: torch.device) -> torch.Tensor:
+        """A copy of ``t`` on ``device``, to lend."""
+        return self._made(functools.partial(t.to, device, copy=True))
+
+    def mailbox(self, shape: list[int], dtype: str, device: torch.device) -> torch.Tensor:
+        """An empty buffer to lend a candidate for one of its outputs, every byte 0xFF (NaN in floating
+        point): a buffer left unwritten holds nothing that could pass for a result."""
+        import torch
+
+        kind = getattr(torch, dtype.removeprefix("torch."), None)
+        if not isinstance(kind, torch.dtype):
+            raise ValueError(f"not a dtype: {dtype}")
+
+        def make() -> torch.Tensor:
+            t = torch.empty([int(n) for n in shape], dtype=kind, device=device)
+            if t.numel():
+                t.view(-1).view(torch.uint8).fill_(0xFF)
+            return t
+
+        return self._made(make)
+
+    def close(self) -> None:
+        """Give the pool's memory back (every tensor lent from it must be freed by now)."""
+        with _LENDING:
+            self._pool = None
+
+
+def mapped(lent: dict[str, Any]) -> torch.Tensor:
+    """(candidate) The judge's buffer lent with :func:`share`, mapped into this process to be written."""
+    return _rebuild(lent)
+
+
 def take(lent: dict[str, Any]) -> torch.Tensor:
     """A copy, in this process's own memory, of a tensor another process lent with :func:`share` (which
     is let go at once); the CPU holds the copy when the GPU has no room."""
+    import torch
+
+    shared = _rebuild(lent)
+    try:
+        return shared.clone()
+    except torch.OutOfMemoryError:
+        return shared.cpu()
+    finally:
+        del shared
+
+
+def _rebuild(lent: dict[str, Any]) -> torch.Tensor:
+    """The tensor :func:`share` described, in the lender's memory."""
     import torch
     from torch.multiprocessing.reductions import rebuild_cuda_tensor
 
@@ -94,7 +173,7 @@ def take(lent: dict[str, Any]) -> torch.Tensor:
     if not isinstance(dtype, torch.dtype) or lent["storage"] not in storages:
         raise ValueError("not a tensor lent by share()")
     event = base64.b64decode(lent["event"]) if lent["event"] else None
-    shared = rebuild_cuda_tensor(
+    return rebuild_cuda_tensor(
         torch.Tensor,
         torch.Size(int(n) for n in lent["size"]),
         tuple(int(n) for n in lent["stride"]),
@@ -111,15 +190,11 @@ def take(lent: dict[str, Any]) -> torch.Tensor:
         event,
         bool(lent["sync"]),
     )
-    try:
-        return shared.clone()
-    except torch.OutOfMemoryError:
-        return shared.cpu()
-    finally:
-        del shared
 
 
-def pack(inputs: list[tuple[str, Any]], device: torch.device) -> tuple[list[Any], list[torch.Tensor], list[torch.Tensor]]:
+def pack(
+    inputs: list[tuple[str, Any]], device: torch.device, lending: Lending
+) -> tuple[list[Any], list[torch.Tensor], list[torch.Tensor]]:
     """(what the request says, tensors that travel in it, copies the judge must keep until the answer comes).
 
     ``inputs``: ("tensor", t) or ("value", json) per argument of ``run``; ``device``: where the candidate runs.
@@ -131,7 +206,7 @@ def pack(inputs: list[tuple[str, Any]], device: torch.device) -> tuple[list[Any]
         if kind == "value":
             said.append({"value": v})
         elif device.type == "cuda":
-            copy = v.to(device, copy=True)
+            copy = lending.copy(v, device)
             kept.append(copy)
             said.append({"lent": share(copy)})
         else:

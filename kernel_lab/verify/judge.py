@@ -283,6 +283,7 @@ class Judge:
         self._observed_reference: dict[str, Any] | None = None
         self._device_name = "cpu"
         self._scratch = scratch(device)  # where results are compared
+        self._lending = handover.Lending()  # memory lent to candidates (inputs, buffers for outputs)
         self._held = 0  # bytes of the reference's results kept there
         self._params: list[str] = []
         self._lock = threading.Lock()
@@ -306,6 +307,7 @@ class Judge:
             self._header.poll()  # left to finish: the next judge of a CUDA cell uses the header too
         ended((process for process, _ in self._spare), wait=False)
         self._spare = []
+        self._lending.close()
         loading, self._loading = self._loading, None
         if loading is not None:  # still loading, maybe: the reference's process ends once it is there
             loading.add_done_callback(lambda _: self._close_reference())
@@ -575,9 +577,12 @@ class _Trial:
         """Two calls of the candidate on one input set; Rejected, saying what is wrong, unless both are right."""
         from kernel_lab.verify.compare import against_truth, compare, tolerance, uses_tf32
 
-        reply, tensors = self._checked(expected, where)
+        reply, tensors, boxes = self._checked(expected, where)
         self.checks += 1
-        first, second, inputs_after = self._unpack(reply, tensors, expected)
+        try:
+            first, second, inputs_after = self._unpack(reply, tensors, expected, boxes)
+        finally:
+            del boxes
         settings = self.judge.settings
         tf32 = uses_tf32(self.judge.reference_source)
         calls = (
@@ -634,30 +639,43 @@ class _Trial:
 
     @staticmethod
     def _unpack(
-        reply: dict[str, Any], tensors: list[Any], expected: Expected
+        reply: dict[str, Any], tensors: list[Any], expected: Expected, boxes: list[torch.Tensor]
     ) -> tuple[list[Any], list[Any], tuple[dict[int, Any], dict[int, Any]]]:
-        """(first outputs, second outputs, inputs each call wrote) from a check's answer: a second output
-        that was not sent repeats the first's bits; an input not listed as written is the set as made."""
+        """(first outputs, second outputs, inputs each call wrote) from a check's answer: a first output the
+        candidate wrote into the buffer lent for it is copied out of it (the candidate can still write there);
+        a second output that was not sent repeats the first's bits; an input not listed as written is the set
+        as made."""
         try:
             n = len(reply["first"])
             repeated, written = set(reply["repeated"]), [list(call) for call in reply["written"]]
+            mailed = set(reply.get("mailed", []))
             in_form = len(reply["second"]) == n and repeated <= set(range(n)) and len(written) == 2
+            in_form = in_form and mailed <= set(range(min(n, len(boxes))))
             in_form = in_form and all(i in expected.inputs for call in written for i in call)
         except (KeyError, TypeError, ValueError):
             in_form = False
         if not in_form:
             raise Rejected("the candidate's process answered a check out of form (was its harness changed?)")
-        sent = iter(tensors[n:])
-        first = list(tensors[:n])
+        sent = iter(tensors)
+        first = [boxes[k].clone() if k in mailed else next(sent, None) for k in range(n)]
         second = [first[k] if k in repeated else next(sent, None) for k in range(n)]
         after = tuple({i: next(sent, None) for i in call} for call in written)
-        if any(t is None for t in second) or any(t is None for call in after for t in call.values()):
+        if any(t is None for t in first + second) or any(t is None for call in after for t in call.values()):
             raise Rejected("the candidate's process sent fewer tensors than its answer lists (was its harness changed?)")
         return first, second, (after[0], after[1])
 
-    def _checked(self, expected: Expected, where: str) -> tuple[dict[str, Any], list[Any]]:
-        """The candidate's answer on one input set."""
-        return self._ask({"cmd": "check", "set_id": expected.set.id}, [expected.set.id], where)
+    def _checked(self, expected: Expected, where: str) -> tuple[dict[str, Any], list[Any], list[torch.Tensor]]:
+        """The candidate's answer on one input set, and the buffers lent for its outputs (on a GPU: one per
+        output of the reference that lies there)."""
+        scratch = self.judge._scratch
+        boxes = []
+        if scratch.type == "cuda" and all(m["device"] == "cuda" for m in expected.metas):
+            boxes = [self.judge._lending.mailbox(m["shape"], m["dtype"], scratch) for m in expected.metas]
+        request: dict[str, Any] = {"cmd": "check", "set_id": expected.set.id}
+        if boxes:
+            request["into"] = [handover.share(b) for b in boxes]
+        reply, tensors = self._ask(request, [expected.set.id], where)
+        return reply, tensors, boxes
 
     def _ask(self, request: dict[str, Any], sets: list[int], where: str) -> tuple[dict[str, Any], list[Any]]:
         """Ask the candidate, handing it its own copy of each of ``sets`` it does not have yet."""
@@ -666,7 +684,7 @@ class _Trial:
         kept: list[Any] = []  # the copies handed over by CUDA IPC live until the candidate has taken them
         for i in sets:
             if i not in self.handed:
-                said, more, copies = handover.pack(self.judge._expected[i].handed(), self.judge._scratch)
+                said, more, copies = handover.pack(self.judge._expected[i].handed(), self.judge._scratch, self.judge._lending)
                 handed[i] = [{"tensor": item["tensor"] + len(carried)} if "tensor" in item else item for item in said]
                 carried += more
                 kept += copies

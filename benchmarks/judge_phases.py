@@ -1,0 +1,131 @@
+"""Where a round of ``%%optimize`` spends its time on a Triton cell: the screen, the judge's steps, one by one.
+
+    python benchmarks/judge_phases.py [CELL] [--rounds 2] [--device cuda]
+
+Runs what one round does after the profile, twice, with each step timed from outside (the judge's and the
+screen's methods are wrapped here, nothing in them changes): the screen (workers loading the original,
+compiling and checking each variant, timing), then the judge on the four fastest variants (the reference's
+input sets, each candidate's load, each input set it is checked on, the record of its kernels, its timing).
+Prints one line per step with its start and duration (seconds since the round began) and a total per kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import re
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from kernel_lab.verify import judge as judge_module
+from kernel_lab.verify import screen as screen_module
+
+ROOT = Path(__file__).resolve().parent
+LOG: list[tuple[str, float, float]] = []  # (step, start, seconds)
+T0 = [time.monotonic()]
+LOCK = threading.Lock()
+
+
+def timed(owner: Any, name: str, label: Any) -> None:
+    """Wrap ``owner.name`` so each call is logged under ``label(self, *args)``."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        began = time.monotonic()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            with LOCK:
+                LOG.append((label(self, *args), began - T0[0], time.monotonic() - began))
+
+    setattr(owner, name, wrapper)
+
+
+def instrument() -> None:
+    def who(trial: Any) -> str:
+        return trial.path.parent.name
+
+    timed(judge_module.Judge, "_prepare", lambda j, *a: "judge: reference's input sets and results")
+    timed(judge_module._Trial, "check", lambda t, *a: f"judge: {who(t)} load + every check")
+    timed(judge_module._Trial, "_check", lambda t, e, w: f"judge:   {who(t)} check {w.split(' (')[0]}")
+    timed(judge_module._Trial, "_checked", lambda t, e, w: f"judge:     {who(t)} asked, answer read {w.split(' (')[0]}")
+    timed(judge_module._Trial, "_whose_work", lambda t, *a: f"judge:   {who(t)} record of its kernels")
+    timed(judge_module._Trial, "time", lambda t, *a: f"judge: {who(t)} timing")
+    timed(screen_module.Screener, "_start", lambda s, *a: "screen: workers load the original")
+    timed(screen_module.Screener, "screen", lambda s, v: f"screen: {len(v)} variants in all")
+    timed(screen_module.Screener, "_time", lambda s, w, i: f"screen:   timing of variant {i}")
+
+    original_ask = judge_module._Process.ask
+
+    def ask(self: Any, request: dict[str, Any], deadline: float, where: str) -> Any:
+        began = time.monotonic()
+        try:
+            return original_ask(self, request, deadline, where)
+        finally:
+            if request.get("cmd") == "prepare":
+                with LOCK:
+                    LOG.append((f"screen:   compile + check of variant {request['id']}", began - T0[0], time.monotonic() - began))
+
+    judge_module._Process.ask = ask  # type: ignore[method-assign]
+
+
+def variants(source: str) -> list[str]:
+    """Launch-parameter variants of a cell whose kernel has a BLOCK constexpr and num_warps."""
+    out = []
+    for block in (128, 256, 512, 1024, 2048, 4096, 8192):
+        for warps in (1, 2, 4, 8, 16):
+            changed = re.sub(r"BLOCK=\d+", f"BLOCK={block}", source)
+            changed = re.sub(r"cdiv\((.*?), \d+\)", rf"cdiv(\1, {block})", changed)
+            changed = re.sub(r"num_warps=\d+", f"num_warps={warps}", changed)
+            if changed != source:
+                out.append(changed)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cell", nargs="?", default=str(ROOT / "teaching" / "add_tiny_block.py"))
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--parallel", type=int, default=0, help="candidates checked at once (default: the judge's)")
+    args = parser.parse_args()
+    instrument()
+    source = Path(args.cell).read_text()
+    pool = variants(source)
+    T0[0] = time.monotonic()
+    judge = judge_module.Judge(source, device=args.device)
+    judge.parallel = args.parallel or judge.parallel
+    screener = screen_module.Screener(source, device=args.device)
+    judge.start()
+    screener.start()
+    LOG.append(("start: judge and screen processes started", 0.0, time.monotonic() - T0[0]))
+    time.sleep(8)  # as the loop's first profile would take: the processes start meanwhile
+    for round_ in range(1, args.rounds + 1):
+        T0[0] = time.monotonic()
+        LOG.clear()
+        batch = pool[(round_ - 1) * 16 : round_ * 16]
+        original, screened = screener.screen(batch)
+        screener.rest()
+        ranked = sorted((s.ms, i) for i, s in enumerate(screened) if s.ms is not None)[:4]
+        verdicts = judge.check_many([batch[i] for _, i in ranked])
+        total = time.monotonic() - T0[0]
+        print(
+            f"== round {round_}: {total:.1f} s; original {original.ms} ms in the screen; verdicts: "
+            + ", ".join(f"{v.correct} {v.timing.speedup:.2f}x" if v.timing else str(v.correct) for v in verdicts)
+        )
+        sums: dict[str, float] = defaultdict(float)
+        for step, began, seconds in sorted(LOG, key=lambda row: row[1]):
+            print(f"  {began:6.2f} s  +{seconds:5.2f} s  {step}")
+            sums[re.sub(r"candidate_\d+|variant \d+|\d+ variants", "#", step).strip()] += seconds
+        for step, seconds in sorted(sums.items(), key=lambda kv: -kv[1]):
+            print(f"  total {seconds:6.2f} s  {step}")
+    judge.close()
+    screener.close()
+
+
+if __name__ == "__main__":
+    main()
