@@ -59,6 +59,15 @@ SMALL: dict[str, dict] = {
     "rope_halfsplit_bf16_triton": dict(T=16, H=4),
     "topk_itermax_fp16_triton": dict(ROWS=4),
     "xent_2pass_bf16_triton": dict(ROWS=4, VOCAB=8192),
+    # held-out set 3
+    "adam_flat_fp32_triton": dict(N=5000, BLOCK=1024),
+    "cdist_dot_fp16_triton": dict(M=192, N=128, D=64),
+    "resize_bilinear_down_fp32_triton": dict(PLANES=2, HIN=40, WIN=256, HOUT=16, WOUT=128, ROWS=8, COLS=64),
+    "ema_decay_seq_bf16_triton": dict(B=2, T=16, C=384, BLOCK_C=128),
+    "dropout_philox_bf16_triton": dict(N=5000),
+    "spmm_csr_gather_bf16_triton": dict(ROWS=64, COLS=1000, FEAT=128),
+    "spmv_ell_padded_fp32_triton": dict(ROWS=100, COLS=1000),
+    "ema_few_channels_fp32_triton": dict(T=16, C=3072, BLOCK_C=1024),
 }
 
 

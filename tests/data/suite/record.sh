@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1/2/3 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1/2/3/4 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -41,10 +41,16 @@ BATCH3="attn_fwd_tail_bf16_triton attn_per_head_fp16_triton maxpool2x2_fp16_trit
 rope_halfsplit_bf16_triton topk_itermax_fp16_triton xent_2pass_bf16_triton
 attn_rowquad_fp16_cuda avgpool_rowthread_conflict_fp32_cuda quant_absmean_atomic_bf16_cuda quant_sqrtlaw_scan_fp32_cuda
 rope_decode_tiny_fp32_cuda rope_token_stride_fp16_cuda moe_topk_local_fp32_cuda xent_smem_row_fp32_cuda"  # held-out set 2
+# held-out set 3
+BATCH4="adam_flat_fp32_triton cdist_dot_fp16_triton resize_bilinear_down_fp32_triton ema_decay_seq_bf16_triton
+ema_few_channels_fp32_triton dropout_philox_bf16_triton spmm_csr_gather_bf16_triton spmv_ell_padded_fp32_triton
+adam_thread_chunk_bf16_cuda kmedians_l1_assign_fp32_cuda pdist_simt_fp16_cuda resize_area_smem_bf16_cuda
+linrec_smem_seq_fp32_cuda hash_groupby_hotkeys_int32_cuda hashchain_dp_int32_cuda lagfib_ring_local_fp32_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
   batch3) CELLS=$BATCH3 ;;
+  batch4) CELLS=$BATCH4 ;;  # held-out set 3
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
