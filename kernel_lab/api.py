@@ -134,8 +134,11 @@ def optimize(
     # the reference's process and the screen's warm workers live for the session; they start now, loading
     # Python, torch and the cell while the first version is profiled (nothing of theirs runs on the GPU yet)
     with Judge(source.text, chosen, device) as judge, Screener(source.text, chosen, device) as screen:
-        judge.start()
         first = profile if profile is not None and not profile.replay and replay is None else None
+        # with a first profile there is nothing to profile now: the reference's results are made at once, and
+        # the screen times nothing until they are there
+        judge.start(prepare=first is not None)
+        screen.quiet = judge.wait_prepared
         if first is not None:  # no first profile to take: the process for the second starts now
             profiling.start_ahead(profiler, source, chosen)
         if isinstance(chosen_rewriter, Exploring) and chosen.screen > 0:

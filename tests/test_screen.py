@@ -32,7 +32,10 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
     unwritten = ADD.replace("cdiv(x.numel(), 1024)", "cdiv(x.numel(), 2048)")  # half the programs: a parameter, wrong
     rewritten = ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr")
     with Screener(ADD, device="cpu", workers=2) as screen:  # two load the original at once
+        waited = []  # the screen waits for the GPU to be quiet (the judge's reference at work) before it times
+        screen.quiet = lambda: waited.append(len(screen._workers))
         original, (a, b, c) = screen.screen([right, unwritten, rewritten])
+        assert waited == [2]
         screen.rest()  # stops its loaded workers between rounds and starts fresh ones ahead, unloaded
         assert not screen._workers and len(screen._booted) == screen.count
         again, (d,) = screen.screen([right])

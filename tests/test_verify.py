@@ -82,6 +82,7 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "address_cache": "address_cache",
         "switch_when_timed": "switch_when_timed",
         "slow_small_shapes": "slow_small_shapes",
+        "timed_beside_hostile": "sized_add_ref",
     },
     ("sized_add_ref", False, 120.0): {
         "no_tail_mask": "no_tail_mask",
@@ -109,7 +110,10 @@ def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str
     with Judge(source(reference), Settings(verify_timeout=timeout), "cpu", time=timed) as judge:
         if reference == "add_ref":  # as the optimize loop does: the reference loads while other work goes on
             judge.start()
-        return {case: judge.check(candidate if "\n" in candidate else source(candidate)) for case, candidate in cases.items()}
+        sources = [candidate if "\n" in candidate else source(candidate) for candidate in cases.values()]
+        if timed:  # as one round of the optimize loop: checked at once, then timed together
+            return dict(zip(cases, judge.check_many(sources)))
+        return {case: judge.check(candidate) for case, candidate in zip(cases, sources)}
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +131,14 @@ def blocked(v: Verdict, words: str) -> bool:
 
 
 # --- honest candidates pass, with nothing held against them ----------------------------------------------
+
+
+def test_a_judge_started_with_prepare_makes_the_references_results_before_the_first_candidate():
+    with Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+        judge.start(prepare=True)
+        judge.wait_prepared()
+        assert judge._expected and judge._observed_reference is not None  # inputs, results, its kernels: no candidate yet
+        assert judge.check(source("add_fast")).correct and not judge.check(source("add_nan")).correct
 
 
 def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candidate_and_stops_it_on_close():
@@ -354,6 +366,11 @@ def test_a_patched_clock_is_caught_by_the_judges_own(verdicts):
 def test_answers_that_switch_when_timed_are_caught(verdicts):
     v = verdicts["switch_when_timed"]
     assert not v.correct and "timed call" in v.reason and "right answers only when checked" in v.reason
+
+
+def test_a_candidate_timed_in_one_round_with_hostile_ones_keeps_its_own_timings(verdicts):
+    v = verdicts["timed_beside_hostile"]  # the reference itself, timed in the round where two others fail
+    assert v.correct and v.timing is not None and v.timing.repeats >= 10 and len(v.shapes) == 2, v.reason
 
 
 def test_a_cache_keyed_on_addresses_is_caught_during_timing(verdicts):

@@ -291,6 +291,7 @@ class Judge:
         self._widest = 1  # the most candidates judged in one round so far
         self._spare: list[tuple[_Process, Path]] = []
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
+        self._preparing: Future[None] | None = None  # its inputs and results being made, from start(prepare=True)
         self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
         self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
@@ -308,9 +309,10 @@ class Judge:
         ended((process for process, _ in self._spare), wait=False)
         self._spare = []
         self._lending.close()
-        loading, self._loading = self._loading, None
-        if loading is not None:  # still loading, maybe: the reference's process ends once it is there
-            loading.add_done_callback(lambda _: self._close_reference())
+        pending = self._preparing or self._loading
+        self._loading = self._preparing = None
+        if pending is not None:  # still loading or preparing, maybe: the reference's process ends once it is done
+            pending.add_done_callback(lambda _: self._close_reference())
         else:
             self._close_reference()
 
@@ -321,19 +323,33 @@ class Judge:
 
     # the reference, once -------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, prepare: bool = False) -> None:
         """Start the reference's process and load its cell, and the first candidates' processes, in the background:
         Python, torch, CUDA and the cell's imports load while the caller does other work (profiles, screens).
-        Nothing runs on the GPU until the first :meth:`check`."""
+        ``prepare``: then make the input sets and the reference's results on the GPU too (when nothing else is
+        being measured there meanwhile: see :meth:`wait_prepared`); else nothing runs on the GPU until the
+        first :meth:`check`."""
         with self._lock:
+            deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             if self._loading is None and not self._prepared:
-                deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
                 pool = ThreadPoolExecutor(1)
                 self._loading = pool.submit(self._load, deadline)
                 pool.shutdown(wait=False)
                 self._spare += [self._spawn() for _ in range(self.parallel)]
                 if self._scratch.type == "cuda" and "<<<" in self.reference_source and self._header is None:
                     self._header = fastbuild.prepare_in_background()  # candidates' builds need it (~40 s, once)
+            if prepare and not self._prepared:
+                self._prepared = True
+                pool = ThreadPoolExecutor(1)
+                self._preparing = pool.submit(self._prepare_or_break, deadline)
+                pool.shutdown(wait=False)
+
+    def wait_prepared(self) -> None:
+        """Return once the reference's inputs and results that :meth:`start` began making are there (at once
+        when it was not asked to): GPU timings taken meanwhile would share the GPU with the reference."""
+        preparing = self._preparing
+        if preparing is not None:
+            preparing.result()
 
     def _load(self, deadline: float) -> dict[str, Any]:
         """Start the reference's process and load its cell there."""
@@ -350,6 +366,13 @@ class Judge:
         )
         cell.unlink()  # candidates never find the reference's source beside theirs
         return loaded
+
+    def _prepare_or_break(self, deadline: float) -> None:
+        """:meth:`_prepare`; when the reference's process stops, every verdict says why."""
+        try:
+            self._prepare(deadline)
+        except Stopped as stop:
+            self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
 
     def _prepare(self, deadline: float) -> None:
         """Load the reference (or wait for :meth:`start`'s loading), plan the input sets, make them and the
@@ -472,12 +495,10 @@ class Judge:
             # the next round's processes start now, while these are judged: as many as the widest round so far
             self._widest = max(self._widest, len(sources))
             self._spare += [self._spawn() for _ in range(self._widest - len(self._spare))]
-            try:
-                if not self._prepared and self._broken is None:
-                    self._prepared = True
-                    self._prepare(deadline)
-            except Stopped as stop:
-                self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
+            if not self._prepared and self._broken is None:
+                self._prepared = True
+                self._prepare_or_break(deadline)
+            self.wait_prepared()
             if self._broken is not None:
                 ended((trial.candidate for trial in trials), wait=False)
                 return [self._broken] * len(sources)
@@ -495,13 +516,16 @@ class Judge:
 
             with ThreadPoolExecutor(max_workers=max(1, min(len(trials), self.parallel))) as pool:
                 verdicts: list[Verdict | None] = list(pool.map(correct, range(len(trials))))
+            right = [index for index, verdict in enumerate(verdicts) if verdict is None]
+            for index in right:
+                say(index, "timing")
+            timed = self._time_together([trials[index] for index in right]) if self.time else [() for _ in right]
+            for index, timing in zip(right, timed):
+                trial = trials[index]
+                verdicts[index] = (
+                    trial.verdict(False, str(timing)) if isinstance(timing, Exception) else trial.verdict(True, "ok", timing)
+                )
             for index, trial in enumerate(trials):
-                if verdicts[index] is None:
-                    say(index, "timing")
-                    try:
-                        verdicts[index] = trial.verdict(True, "ok", trial.time() if self.time else ())
-                    except (Stopped, Rejected) as stop:
-                        verdicts[index] = trial.verdict(False, str(stop))
                 trial.candidate.close()
                 say(index, "done")
             ended(trial.candidate for trial in trials)
@@ -510,6 +534,80 @@ class Judge:
 
                 torch.cuda.ipc_collect()  # the copies handed over and let go
             return [v for v in verdicts if v is not None]
+
+    # timing --------------------------------------------------------------------------------------------
+
+    def _time_together(self, trials: list[_Trial]) -> list[tuple[Timing, ...] | Stopped | Rejected]:
+        """Every declared shape timed (the largest first), the reference and each candidate in turn, in a new
+        order every round; one series of the reference's times serves every candidate of the round. Each
+        candidate's timings, or why it failed while timed."""
+        assert self._reference is not None
+        groups = sorted(self._timing.items(), key=lambda item: -max(self._expected[s.id].input_bytes for s in item[1]))
+        # as long as each candidate timed alone with the reference (half the budget each side), shared
+        budget = TIME_BUDGET_S * (len(trials) + 1) / 2 / max(len(groups), 1)
+        failed: dict[int, Stopped | Rejected] = {}
+        shapes: dict[int, list[Timing]] = {i: [] for i in range(len(trials))}
+        ref = -1  # the reference, among the candidates by index
+        for rank, (shape, sets) in enumerate(groups):
+            live = [i for i in range(len(trials)) if i not in failed]
+            if not live:
+                break
+            ids = [s.id for s in sets]
+            want = MIN_SAMPLES if rank == 0 else MIN_SAMPLES // 2
+            samples: dict[int, list[float]] = {i: [] for i in [ref, *live]}
+            walls: dict[int, list[float]] = {i: [] for i in live}
+            started, round_ = time.monotonic(), 0
+            where = f"while being timed on shape {shape}"
+            while live:
+                request = {
+                    "cmd": "time",
+                    "set_ids": ids,
+                    "calls": CALLS_PER_BATCH,
+                    "secret": int.from_bytes(os.urandom(4), "little"),
+                }
+                order = [ref, *live]
+                order = order[round_ % len(order) :] + order[: round_ % len(order)]
+                prints: dict[int, Any] = {}
+                for who in order:
+                    t0 = time.perf_counter()
+                    try:
+                        if who == ref:
+                            reply, (prints[who],) = self._reference.answer(request, trials[0].deadline, where)
+                        else:
+                            reply, (prints[who],) = trials[who]._ask(request, ids, where)
+                    except Stopped as stop:
+                        failed |= dict.fromkeys(live if who == ref else [who], stop)
+                        if who == ref:
+                            break
+                        continue
+                    samples[who] += reply["events_ms"]
+                    if who != ref:
+                        trials[who].timed(reply, (time.perf_counter() - t0) * 1e3)
+                        walls[who] += reply["walls_ms"]
+                for i in [i for i in live if i in prints and ref in prints]:
+                    try:
+                        trials[i]._fingerprints(prints[i], prints[ref], shape)
+                    except Rejected as wrong:
+                        failed[i] = wrong
+                live = [i for i in live if i not in failed]
+                round_ += 1
+                n = min((len(samples[i]) for i in live), default=0)
+                if n >= MAX_SAMPLES or (n >= want and time.monotonic() - started > budget):
+                    break
+            for i in live:
+                shapes[i].append(Timing.from_samples(samples[ref], samples[i], shape))
+                hidden = _hidden_work(samples[i], walls[i]) if self._device_name != "cpu" else None
+                if hidden and hidden not in trials[i].warnings:
+                    trials[i].warnings.append(hidden)
+        out: list[tuple[Timing, ...] | Stopped | Rejected] = []
+        for i, trial in enumerate(trials):
+            if i in failed:
+                out.append(failed[i])
+                continue
+            if shapes[i] and (roof := trial._above_roof(groups[0][1], shapes[i][0])):
+                trial.warnings.append(roof)
+            out.append(tuple(shapes[i]))
+        return out
 
 
 class _Trial:
@@ -764,60 +862,17 @@ class _Trial:
 
     # timing --------------------------------------------------------------------------------------------
 
-    def time(self) -> tuple[Timing, ...]:
-        """Every declared shape timed, interleaved with the reference; the largest shape first."""
-        j = self.judge
-        assert j._reference is not None
-        groups = sorted(j._timing.items(), key=lambda item: -max(j._expected[s.id].input_bytes for s in item[1]))
-        budget = TIME_BUDGET_S / max(len(groups), 1)
-        out = []
-        for rank, (shape, sets) in enumerate(groups):
-            ids = [s.id for s in sets]
-            want = MIN_SAMPLES if rank == 0 else MIN_SAMPLES // 2
-            samples: dict[str, list[float]] = {"reference": [], "candidate": []}
-            walls: dict[str, list[float]] = {"reference": [], "candidate": []}
-            started, round_ = time.monotonic(), 0
-            while True:
-                secret = int.from_bytes(os.urandom(4), "little")
-                prints: dict[str, Any] = {}
-                for who in ("reference", "candidate") if round_ % 2 == 0 else ("candidate", "reference"):
-                    process = j._reference if who == "reference" else self.candidate
-                    t0 = time.perf_counter()
-                    request = {"cmd": "time", "set_ids": ids, "calls": CALLS_PER_BATCH, "secret": secret}
-                    where = f"while being timed on shape {shape}"
-                    if who == "candidate":
-                        reply, (fingerprints,) = self._ask(request, ids, where)
-                    else:
-                        reply, (fingerprints,) = process.answer(request, self.deadline, where)
-                    trusted = (time.perf_counter() - t0) * 1e3
-                    problem = _clock(reply, trusted) if who == "candidate" else None
-                    if problem and not any(w.startswith(problem[:60]) for w in self.warnings):
-                        self.warnings.append(problem)
-                    samples[who] += reply["events_ms"]
-                    walls[who] += reply["walls_ms"]
-                    prints[who] = fingerprints
-                    if who == "candidate" and reply["stray_threads"]:
-                        note = (
-                            "The candidate leaves threads running after run() returns; the judge waited for them "
-                            "before stopping the clock."
-                        )
-                        if note not in self.warnings:
-                            self.warnings.append(note)
-                self._fingerprints(prints["candidate"], prints["reference"], shape)
-                round_ += 1
-                n = len(samples["candidate"])
-                if n >= MAX_SAMPLES or (n >= want and time.monotonic() - started > budget):
-                    break
-            out.append(Timing.from_samples(samples["reference"], samples["candidate"], shape))
-            hidden = _hidden_work(samples["candidate"], walls["candidate"]) if j._device_name != "cpu" else None
-            if hidden and hidden not in self.warnings:
-                self.warnings.append(hidden)
-        headline = out[0] if out else None
-        if headline is not None:
-            roof = self._above_roof(groups[0][1], headline)
-            if roof:
-                self.warnings.append(roof)
-        return tuple(out)
+    def timed(self, reply: dict[str, Any], trusted_ms: float) -> None:
+        """Warnings from one batch of timed calls: a clock the judge's own does not bear out, threads left running."""
+        problem = _clock(reply, trusted_ms)
+        if problem and not any(w.startswith(problem[:60]) for w in self.warnings):
+            self.warnings.append(problem)
+        if reply["stray_threads"]:
+            note = (
+                "The candidate leaves threads running after run() returns; the judge waited for them before stopping the clock."
+            )
+            if note not in self.warnings:
+                self.warnings.append(note)
 
     def _fingerprints(self, candidate: torch.Tensor, reference: torch.Tensor, shape: tuple) -> None:
         """Rejected when the outputs of the timed calls differ from the reference's (compared by fingerprint)."""
