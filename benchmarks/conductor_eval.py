@@ -177,7 +177,9 @@ def markdown(result: dict) -> str:
     lines += ["", "| kernel | family | label | conductor (first 3) | near roof | Nsight Compute |", "|---|---|---|---|---|---|"]
     for r in result["kernels"]:
         mark = "✓" if r["top1"] else "✗"
-        held = {"held_out": " (held out)", "held_out_2": " (held out, set 2)", "held_out_3": " (held out, set 3)"}.get(r["split"], "")
+        held = {"held_out": " (held out)", "held_out_2": " (held out, set 2)", "held_out_3": " (held out, set 3)"}.get(
+            r["split"], ""
+        )
         lines.append(
             f"| {r['name']} | {r['family']}{held} | {r['label']} | {mark} {', '.join(r['conductor'][:3]) or '–'} "
             f"| {'yes' if r['near_roof'] else ''} | {'✓' if r['ncu_top1'] else '✗'} {r['ncu']} |"
