@@ -519,7 +519,13 @@ class Judge:
             right = [index for index, verdict in enumerate(verdicts) if verdict is None]
             for index in right:
                 say(index, "timing")
-            timed = self._time_together([trials[index] for index in right]) if self.time else [() for _ in right]
+            timed: list[tuple[Timing, ...] | Stopped | Rejected] = []
+            at_once = self._timed_at_once(len(right))
+            for k in range(0, len(right), at_once):  # as many as the GPU's memory holds, each batch let go after
+                batch = [trials[index] for index in right[k : k + at_once]]
+                timed += self._time_together(batch) if self.time else [() for _ in batch]
+                if at_once < len(right):
+                    ended(trial.candidate for trial in batch)
             for index, timing in zip(right, timed):
                 trial = trials[index]
                 verdicts[index] = (
@@ -537,6 +543,17 @@ class Judge:
 
     # timing --------------------------------------------------------------------------------------------
 
+    def _timed_at_once(self, n: int) -> int:
+        """How many of ``n`` candidates to time side by side: on a GPU, as many as its free memory holds
+        (each keeps copies of the largest timing set, its outputs and a cache flush); on the CPU, all."""
+        if self._scratch.type != "cuda" or n <= 1:
+            return max(n, 1)
+        import torch
+
+        largest = max((self._expected[s.id].input_bytes for sets in self._timing.values() for s in sets), default=0)
+        free, _ = torch.cuda.mem_get_info(self._scratch)
+        return max(1, min(n, free // (6 * largest + (1 << 30))))
+
     def _time_together(self, trials: list[_Trial]) -> list[tuple[Timing, ...] | Stopped | Rejected]:
         """Every declared shape timed (the largest first), the reference and each candidate in turn, in a new
         order every round; one series of the reference's times serves every candidate of the round. Each
@@ -548,6 +565,7 @@ class Judge:
         failed: dict[int, Stopped | Rejected] = {}
         shapes: dict[int, list[Timing]] = {i: [] for i in range(len(trials))}
         ref = -1  # the reference, among the candidates by index
+        timing = [s.id for _, sets in groups for s in sets]  # all a candidate still needs: it lets go of the rest
         for rank, (shape, sets) in enumerate(groups):
             live = [i for i in range(len(trials)) if i not in failed]
             if not live:
@@ -574,7 +592,7 @@ class Judge:
                         if who == ref:
                             reply, (prints[who],) = self._reference.answer(request, trials[0].deadline, where)
                         else:
-                            reply, (prints[who],) = trials[who]._ask(request, ids, where)
+                            reply, (prints[who],) = trials[who]._ask({**request, "keep": timing}, ids, where)
                     except Stopped as stop:
                         failed |= dict.fromkeys(live if who == ref else [who], stop)
                         if who == ref:

@@ -6,7 +6,8 @@ For each cell: run(*make_inputs()) against reference(*inputs) (relative L2 error
 tolerance, or exact equality for integer outputs), then the median time of run() over >= 20
 CUDA-event-timed calls after 3 warm-up calls, with the L2 flushed between calls by writing a
 256 MB buffer. CUDA cells are built in the same folder the profiling runner uses
-(kernel_lab.builds.use_folder_for, when that function exists), so nothing is built twice.
+(kernel_lab.builds.use_folder_for, when that function exists; split as kernel_lab.fastbuild builds it, as the
+runner does since #13), so nothing is built twice.
 Prints one line per cell and writes {name: {...}} to OUT.json.
 """
 from __future__ import annotations
@@ -43,7 +44,10 @@ def load_cell(path: Path) -> dict:
     source = path.read_text()
     try:
         from kernel_lab.builds import use_folder_for  # the runner's build folder: reuse its build
-        use_folder_for(source)
+        if use_folder_for(source):
+            from kernel_lab import fastbuild  # the runner's split build (since #13): the very build profiled
+
+            fastbuild.install()
     except Exception:  # noqa: BLE001 - older/newer package: load_inline builds where it likes
         pass
     ns: dict = {"__name__": "__main__", "__file__": str(path.resolve())}
