@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 from conftest import run_python
-from test_notebook import execute, outputs
 
 import kernel_lab
 from kernel_lab import samples
@@ -53,6 +51,10 @@ def test_cli_profile_writes_a_report(tmp_path):
 
 
 def test_profile_magic_in_a_real_kernel():
+    pytest.importorskip("nbclient", reason="needs Jupyter (the GPU machine of the device tool has none)")
+    import nbformat
+    from test_notebook import execute, outputs
+
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_code_cell("%load_ext kernel_lab"),
@@ -91,4 +93,5 @@ def test_the_judge_builds_a_cuda_candidate_in_halves_with_the_same_results(tmp_p
     assert "the split build failed" not in proc.stderr
     (folder,) = (tmp_path / "kernel_lab" / "fast").iterdir()
     assert "kl_launch_transpose_naive_smem" in (folder / "main.cpp").read_text()
-    assert "torch" not in (folder / "cuda.cu").read_text()
+    includes = [line for line in (folder / "cuda.cu").read_text().splitlines() if line.startswith("#include")]
+    assert includes and not any("torch" in line or "ATen" in line for line in includes), includes
