@@ -141,6 +141,17 @@ def test_a_judge_started_with_prepare_makes_the_references_results_before_the_fi
         assert judge.check(source("add_fast")).correct and not judge.check(source("add_nan")).correct
 
 
+def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a_time():
+    class OneAtATime(Judge):  # as on a GPU whose free memory holds one candidate's timing buffers
+        def _timed_at_once(self, n: int) -> int:
+            return 1
+
+    with OneAtATime(source("sized_add_ref"), Settings(verify_timeout=120.0), "cpu") as judge:
+        fair, cheat, again = judge.check_many([source("sized_add_ref"), source("switch_when_timed"), source("sized_add_ref")])
+    assert fair.correct and again.correct and fair.timing is not None and again.timing is not None, (fair.reason, again.reason)
+    assert not cheat.correct and "right answers only when checked" in cheat.reason
+
+
 def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candidate_and_stops_it_on_close():
     judge = Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu")
     judge.start()

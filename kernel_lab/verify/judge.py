@@ -483,7 +483,7 @@ class Judge:
         """Judge candidates of the reference (one round of a session); never raises.
 
         Their correctness is checked in parallel, a process each (Python, torch and the compilers of one
-        candidate work while another is checked); then they are timed one at a time, the GPU to themselves.
+        candidate work while another is checked); then the right ones are timed, in turns with the reference.
         ``on_event(index, state)`` hears each candidate's progress: "checking", "timing", "done".
         """
         say = on_event or (lambda index, state: None)
@@ -519,13 +519,7 @@ class Judge:
             right = [index for index, verdict in enumerate(verdicts) if verdict is None]
             for index in right:
                 say(index, "timing")
-            timed: list[tuple[Timing, ...] | Stopped | Rejected] = []
-            at_once = self._timed_at_once(len(right))
-            for k in range(0, len(right), at_once):  # as many as the GPU's memory holds, each batch let go after
-                batch = [trials[index] for index in right[k : k + at_once]]
-                timed += self._time_together(batch) if self.time else [() for _ in batch]
-                if at_once < len(right):
-                    ended(trial.candidate for trial in batch)
+            timed = self._time([trials[index] for index in right]) if self.time else [() for _ in right]
             for index, timing in zip(right, timed):
                 trial = trials[index]
                 verdicts[index] = (
@@ -542,6 +536,18 @@ class Judge:
             return [v for v in verdicts if v is not None]
 
     # timing --------------------------------------------------------------------------------------------
+
+    def _time(self, trials: list[_Trial]) -> list[tuple[Timing, ...] | Stopped | Rejected]:
+        """Each candidate's timings (or why it failed while timed), side by side in batches that the GPU's
+        memory holds: a batch's processes end before the next one is timed."""
+        at_once = self._timed_at_once(len(trials))
+        timed: list[tuple[Timing, ...] | Stopped | Rejected] = []
+        for k in range(0, len(trials), at_once):
+            batch = trials[k : k + at_once]
+            timed += self._time_together(batch)
+            if at_once < len(trials):
+                ended(trial.candidate for trial in batch)
+        return timed
 
     def _timed_at_once(self, n: int) -> int:
         """How many of ``n`` candidates to time side by side: on a GPU, as many as its free memory holds
