@@ -628,6 +628,7 @@ class Judge:
             if i in failed:
                 out.append(failed[i])
                 continue
+            trial.clock()
             if shapes[i] and (roof := trial._above_roof(groups[0][1], shapes[i][0])):
                 trial.warnings.append(roof)
             out.append(tuple(shapes[i]))
@@ -643,6 +644,7 @@ class _Trial:
         self.path = folder / "cell.py"
         self.deadline = time.monotonic() + judge.settings.verify_timeout
         self.warnings: list[str] = []
+        self.clocks: list[str | None] = []  # per timed batch: what the judge's clock does not bear out, or None
         self.errors: tuple[float, float] | None = None
         self.checks = 0
         self.handed: set[int] = set()  # the input sets this candidate has its copies of
@@ -887,16 +889,22 @@ class _Trial:
     # timing --------------------------------------------------------------------------------------------
 
     def timed(self, reply: dict[str, Any], trusted_ms: float) -> None:
-        """Warnings from one batch of timed calls: a clock the judge's own does not bear out, threads left running."""
-        problem = _clock(reply, trusted_ms)
-        if problem and not any(w.startswith(problem[:60]) for w in self.warnings):
-            self.warnings.append(problem)
+        """Note one batch of timed calls: whether its clock is borne out by the judge's own (see :meth:`clock`),
+        and threads left running (a warning)."""
+        self.clocks.append(_clock(reply, trusted_ms))
         if reply["stray_threads"]:
             note = (
                 "The candidate leaves threads running after run() returns; the judge waited for them before stopping the clock."
             )
             if note not in self.warnings:
                 self.warnings.append(note)
+
+    def clock(self) -> None:
+        """A warning when most batches' clocks are not borne out by the judge's: a patched timer is off in every
+        batch, where a process the machine was slow to wake is off in a few."""
+        problems = [p for p in self.clocks if p]
+        if len(problems) * 2 > len(self.clocks) and problems[0] not in self.warnings:
+            self.warnings.append(problems[0])
 
     def _fingerprints(self, candidate: torch.Tensor, reference: torch.Tensor, shape: tuple) -> None:
         """Rejected when the outputs of the timed calls differ from the reference's (compared by fingerprint)."""
