@@ -8,20 +8,20 @@ inputs as made, so no candidate can change what another one reads (there are no 
   it go (:func:`take`). An input set of hundreds of megabytes crosses in about a millisecond, where writing,
   reading, hashing and loading a file took about a second per set and candidate on the H100.
 * **Answers on a GPU** come back the same way, the other way round: for each output the reference gave,
-  the judge lends an empty buffer of its own (:meth:`Lending.mailbox`, filled with NaN bytes), the candidate copies
-  its output there (:func:`mapped`), and the judge copies it out before comparing. 256 MB of outputs took
-  about 0.4 s each through the pipe (the copy to the host, the pipe, the copy back), four candidates at once
-  slower still.
+  the judge lends an empty buffer of its own (:meth:`Lending.mailbox`, filled with NaN bytes), the candidate
+  copies its output there (:func:`mapped`), and the judge copies it out before comparing. A 128 MB output took
+  about 0.4 s through the pipe on the H100 (the copy to the host, the pipe, the copy back), four candidates at
+  once about 1 s.
 * **On the CPU** the tensors travel in the request itself, through the pipe.
 
 Everything the judge lends is allocated in a memory pool of its own, one tensor per allocation
 (:class:`Lending`): CUDA IPC maps the whole allocation a tensor lies in, and PyTorch's caching allocator packs
 many tensors into one (small ones into 2 MB segments), so a candidate handed a copy from the shared pool could
-reach the judge's expected results beside it. The reference's process lends its results to the judge too (it runs the user's own cell).
-A candidate's process never lends anything to the judge: mapping memory that an untrusted process can free,
-or describe wrongly, could crash the judge's own CUDA context, so what it writes goes into the judge's own
-buffers or through the pipe (:mod:`kernel_lab.verify.protocol`). What is lent is described in JSON and
-rebuilt from a fixed list of types; no pickle is read on either side.
+reach the judge's expected results beside it. The reference's process lends its results to the judge too (it
+runs the user's own cell). A candidate's process never lends anything to the judge: mapping memory that an
+untrusted process can free, or describe wrongly, could crash the judge's own CUDA context, so what it writes
+goes into the judge's own buffers or through the pipe (:mod:`kernel_lab.verify.protocol`). What is lent is
+described in JSON and rebuilt from a fixed list of types; no pickle is read on either side.
 """
 
 from __future__ import annotations
@@ -144,17 +144,12 @@ class Lending:
             self._pool = None
 
 
-def mapped(lent: dict[str, Any]) -> torch.Tensor:
-    """(candidate) The judge's buffer lent with :func:`share`, mapped into this process to be written."""
-    return _rebuild(lent)
-
-
 def take(lent: dict[str, Any]) -> torch.Tensor:
     """A copy, in this process's own memory, of a tensor another process lent with :func:`share` (which
     is let go at once); the CPU holds the copy when the GPU has no room."""
     import torch
 
-    shared = _rebuild(lent)
+    shared = mapped(lent)
     try:
         return shared.clone()
     except torch.OutOfMemoryError:
@@ -163,8 +158,9 @@ def take(lent: dict[str, Any]) -> torch.Tensor:
         del shared
 
 
-def _rebuild(lent: dict[str, Any]) -> torch.Tensor:
-    """The tensor :func:`share` described, in the lender's memory."""
+def mapped(lent: dict[str, Any]) -> torch.Tensor:
+    """The tensor :func:`share` described, in the lender's memory (a candidate writes its outputs so into the
+    buffers the judge lends)."""
     import torch
     from torch.multiprocessing.reductions import rebuild_cuda_tensor
 
