@@ -61,7 +61,7 @@ def decode(value: Any) -> Any:
 
     if isinstance(value, dict):
         if "dtype" in value:
-            dtype = getattr(torch, value["dtype"])
+            dtype = getattr(torch, value["dtype"], None)
             if not isinstance(dtype, torch.dtype):
                 raise ValueError(f"not a dtype: {value['dtype']}")
             return dtype
@@ -126,9 +126,7 @@ class Lending:
         point): a buffer left unwritten holds nothing that could pass for a result."""
         import torch
 
-        kind = getattr(torch, dtype.removeprefix("torch."), None)
-        if not isinstance(kind, torch.dtype):
-            raise ValueError(f"not a dtype: {dtype}")
+        kind = decode({"dtype": dtype.removeprefix("torch.")})
 
         def make() -> torch.Tensor:
             t = torch.empty([int(n) for n in shape], dtype=kind, device=device)

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kernel_lab import fastbuild, hardware
 from kernel_lab.cells import kernel_names
@@ -73,6 +73,7 @@ DATA_OP = re.compile(
 )
 
 
+T = TypeVar("T")
 JudgeEvents = Callable[[int, str], None]  # (candidate index, state)
 
 
@@ -246,6 +247,14 @@ class _Process:
         return f"the {self.who} ended its process (exit status {status}) {where}{last}"
 
 
+def _in_background(work: Callable[[float], T], deadline: float) -> Future[T]:
+    """``work(deadline)`` on a thread of its own; its result (or exception) in the future returned."""
+    pool = ThreadPoolExecutor(1)
+    future = pool.submit(work, deadline)
+    pool.shutdown(wait=False)
+    return future
+
+
 def ended(processes: Iterable[_Process], *, wait: bool = True) -> None:
     """Close each process, then wait until all are gone (they die in parallel); ``wait=False``: they are
     waited for in the background (a judge done with its processes need not watch them die: seconds with
@@ -332,17 +341,13 @@ class Judge:
         with self._lock:
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             if self._loading is None and not self._prepared:
-                pool = ThreadPoolExecutor(1)
-                self._loading = pool.submit(self._load, deadline)
-                pool.shutdown(wait=False)
+                self._loading = _in_background(self._load, deadline)
                 self._spare += [self._spawn() for _ in range(self.parallel)]
                 if self._scratch.type == "cuda" and "<<<" in self.reference_source and self._header is None:
                     self._header = fastbuild.prepare_in_background()  # candidates' builds need it (~40 s, once)
             if prepare and not self._prepared:
                 self._prepared = True
-                pool = ThreadPoolExecutor(1)
-                self._preparing = pool.submit(self._prepare_or_break, deadline)
-                pool.shutdown(wait=False)
+                self._preparing = _in_background(self._prepare_or_break, deadline)
 
     def wait_prepared(self) -> None:
         """Return once the reference's inputs and results that :meth:`start` began making are there (at once
@@ -703,10 +708,8 @@ class _Trial:
 
         reply, tensors, boxes = self._checked(expected, where)
         self.checks += 1
-        try:
-            first, second, inputs_after = self._unpack(reply, tensors, expected, boxes)
-        finally:
-            del boxes
+        first, second, inputs_after = self._unpack(reply, tensors, expected, boxes)
+        del boxes  # copied out: back to the lending pool before the comparisons
         settings = self.judge.settings
         tf32 = uses_tf32(self.judge.reference_source)
         calls = (
