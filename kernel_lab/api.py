@@ -139,8 +139,6 @@ def optimize(
         # the screen times nothing until they are there
         judge.start(prepare=first is not None)
         screen.quiet = judge.wait_prepared
-        if first is not None:  # no first profile to take: the process for the second starts now
-            profiling.start_ahead(profiler, source, chosen)
         if isinstance(chosen_rewriter, Exploring) and chosen.screen > 0:
             screen.start()
         try:

@@ -14,6 +14,10 @@ from test_notebook import execute, outputs
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.display.versions import version_view
+from kernel_lab.loop.run import carried
+from kernel_lab.profiling.replay import ReplayProfiler
+from kernel_lab.profiling.replay import load as load_recorded
+from kernel_lab.rewrite import search
 from kernel_lab.rewrite.base import Candidate
 from kernel_lab.session import Session
 
@@ -140,3 +144,71 @@ def test_a_bottleneck_out_of_the_searchs_reach_is_named(tmp_path):
     )
     (note,) = [n for n in result.notes if "needs a change" in n]
     assert "uncoalesced_global" in note and "--rewriter llm" in note and note in str(result)
+
+
+def _add(block: int) -> str:
+    add = (CELLS / "sized_add_ref.py").read_text()
+    return search.apply(add, search.launches(add)[0], {"BLOCK": block})
+
+
+def test_a_version_that_changes_only_launch_parameters_is_not_profiled_while_its_roof_is_far(tmp_path):
+    s = Session.create(tmp_path, "add", _add(64))
+    profile = load_recorded(samples.report("latency_bound"))  # at 34% of the DRAM roof
+    kernel = profile.kernels[0].name
+    wider = s.add(_add(256), origin="search", parent=0, correct=True, speedup=1.5, significant=True)
+    why = carried(profile, kernel, s.original, wider)
+    assert why is not None and "v001 was not profiled" in why and "at least ~50% of the DRAM roof" in why
+    widest = s.add(_add(1024), origin="search", parent=1, correct=True, speedup=2.0, significant=True)
+    assert "at least ~45% of the DRAM roof" in (carried(profile, kernel, wider, widest) or "")  # 34% x 2.0 / 1.5
+    near = s.add(_add(2048), origin="search", parent=0, correct=True, speedup=2.8, significant=True)
+    assert carried(profile, kernel, s.original, near) is None  # ~95% by the estimate: a profile checks it
+    untimed = s.add(_add(4096), origin="search", parent=0, correct=True)
+    assert carried(profile, kernel, s.original, untimed) is None
+    changed = s.add(_add(256).replace("torch.empty_like(x)", "torch.zeros_like(x)"), origin="llm:m", parent=0, speedup=1.5)
+    assert carried(profile, kernel, s.original, changed) is None  # new code: profiled
+
+
+class Wider:
+    """An exploring rewriter (the search's protocol) that makes the block four times wider each round, unmeasured."""
+
+    name = "wider"
+    cannot_fix = frozenset()
+    screened = 0
+
+    def propose(self, context, n=1):
+        launch = search.launches(context.source)[0]
+        block = search.current(launch)["BLOCK"] * 4
+        return [Candidate(search.apply(context.source, launch, {"BLOCK": block}), f"BLOCK {block}", "small_grid", "search")]
+
+    def explore(self, context, measure, *, n, budget_s, most):
+        return self.propose(context, n)
+
+
+class EveryCell(ReplayProfiler):
+    """A recorded report for whatever cell it is given, as if it had profiled it; keeps which cells it was given."""
+
+    profiles_cells = True
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.cells = []
+
+    def collect(self, cell, settings, on_progress=None, output=None):
+        self.cells.append(cell.text)
+        return super().collect(cell, settings, on_progress, output)
+
+
+def test_the_loop_profiles_only_what_its_next_decision_needs(tmp_path):
+    profiler = EveryCell(samples.report("small_grid"))  # at 7% of the DRAM roof
+    events = []
+    result = kernel_lab.optimize(
+        _add(64), rounds=2, candidates=1, root=tmp_path, profiler=profiler, rewriter=Wider(), on_event=events.append
+    )
+    s = result.session
+    assert s.versions[1].correct and s.versions[1].significant  # 4x fewer programs in the interpreter: faster
+    notes = [e.message for e in events if e.state == "note" and e.round == 2]
+    assert notes and "v001 was not profiled" in notes[0] and "by v000's profile is at least" in notes[0]
+    assert any(e.message.startswith("round 2: top bottleneck in v000") for e in events)
+    best = s.best()
+    assert profiler.cells == [s.original.source, best.source]  # v000, then the best for the before/after view
+    assert (s.folder(best) / "profile.ncu-rep").is_file() and s.versions[1].top_bottleneck in (None, "small_grid")

@@ -14,13 +14,13 @@ from kernel_lab.analysis.roofline import roofline
 from kernel_lab.cells import CellSource, language
 from kernel_lab.errors import KernelLabError
 from kernel_lab.models import Bottleneck, Profile
-from kernel_lab.profiling import Profiler
+from kernel_lab.profiling import Profiler, start_ahead
 from kernel_lab.rewrite import cannot_fix, why_nothing
 from kernel_lab.rewrite.base import Attempt, Candidate, Exploring, RewriteContext, Rewriter
 from kernel_lab.session import Session, Version
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judging, Verdict
-from kernel_lab.verify.screen import Screening
+from kernel_lab.verify.screen import Screening, parameter_only
 
 MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
 NEAR_ROOF = 0.9  # stop when the top kernel reaches this fraction of the roof that bounds it
@@ -81,13 +81,40 @@ def ranked(profile: Profile) -> list[tuple[str, Bottleneck]]:
     return sorted(found, key=lambda kb: -kb[1].score)
 
 
-def near_roof(profile: Profile, kernel: str) -> str | None:
-    """'93% of the DRAM roof' when the kernel (its costliest launch) is within reach of its roof, else None."""
+def _reached(profile: Profile, kernel: str) -> tuple[float, str] | None:
+    """(fraction, roof) reached by the kernel's costliest launch in the profile, if its roofline says."""
     launches = [k for k in profile.kernels if k.name == kernel] or profile.kernels[:1]
     if not launches:
         return None
-    reached = roofline(max(launches, key=lambda k: k.get(M.DURATION) or 0)).reached()
+    return roofline(max(launches, key=lambda k: k.get(M.DURATION) or 0)).reached()
+
+
+def near_roof(profile: Profile, kernel: str) -> str | None:
+    """'93% of the DRAM roof' when the kernel (its costliest launch) is within reach of its roof, else None."""
+    reached = _reached(profile, kernel)
     return f"{reached[0]:.0%} of the {reached[1]} roof" if reached and reached[0] >= NEAR_ROOF else None
+
+
+def carried(profile: Profile, kernel: str, profiled: Version, current: Version) -> str | None:
+    """Why ``current`` need not be profiled before the next round, or None when it must be.
+
+    It need not when it changes only launch parameters of ``profiled`` (whose profile this is: the same
+    code, so the same work and much the same traffic) and, by the judge's times, the same work in less
+    time still leaves it short of the roof that bounds it. The judge's times include the launch's own cost,
+    so the kernel's gain, and the share of the roof it reaches, are if anything larger than estimated: an
+    estimate near the roof is checked by a profile (which the stop then cites)."""
+    before = 1.0 if profiled.number == 0 else profiled.speedup
+    reached = _reached(profile, kernel)
+    if reached is None or not before or not current.speedup or not parameter_only(profiled.source, current.source):
+        return None
+    gain = current.speedup / before
+    if reached[0] * gain >= NEAR_ROOF:
+        return None
+    return (
+        f"{current.label} was not profiled: it changes only launch parameters of {profiled.label} and runs {gain:.2f}x"
+        f" its speed, which by {profiled.label}'s profile is at least ~{reached[0] * gain:.0%} of the {reached[1]} roof"
+        f" (the judge's times include the launch; the kernel alone gains more); the search goes on from that diagnosis"
+    )
 
 
 def _proposals(
@@ -141,6 +168,11 @@ def optimize(
     current = session.original
     history: list[Attempt] = []
     diagnosed: Version | None = None  # the last version profiled
+    profile: Profile | None = None  # its profile
+    bottlenecks: list[tuple[str, Bottleneck]] = []  # its bottlenecks, the costliest first
+    # a version that changes only launch parameters of the last one profiled is not profiled again while the search
+    # measures each next step itself (see carried)
+    searching = screen is not None and settings.screen > 0 and isinstance(rewriter, Exploring)
     reused = ""  # what was said when round 1 started from ``first``
     stopped = f"ran {settings.rounds} round(s)"
     for round_ in range(1, settings.rounds + 1):
@@ -150,41 +182,49 @@ def optimize(
         if not profiler.profiles_cells and round_ > 1:
             stopped = f"{profiler.name} mode: one round only (the recorded report cannot show a new version)"
             break
-        report = session.folder(current) / REPORT
-        if first is not None and current is session.original:
-            profile = first
-            if Path(first.origin).suffix == ".ncu-rep" and Path(first.origin).is_file():
-                shutil.copyfile(first.origin, report)
-            reused = f"v000 was not profiled again: round 1 started from the profile this cell already had ({first.collector})."
-            say(Event(reused, round_, state="note"))
+        why_not = carried(profile, bottlenecks[0][0], diagnosed, current) if searching and diagnosed and profile else None
+        if why_not is not None:
+            say(Event(f"round {round_}: {why_not}", round_, current.label, "note"))
         else:
-            if profiler.profiles_cells:
-                say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
-            profile = profiler.collect(CellSource(current.source), settings, output=report)
-        if profile.replay:
-            say(
-                Event(
-                    f"round {round_}: REPLAYING the recorded report {profile.origin} instead of profiling {current.label}"
-                    " (no GPU used)",
-                    round_,
-                    current.label,
-                    "profiling",
+            report = session.folder(current) / REPORT
+            if first is not None and current is session.original:
+                profile = first
+                if Path(first.origin).suffix == ".ncu-rep" and Path(first.origin).is_file():
+                    shutil.copyfile(first.origin, report)
+                reused = (
+                    f"v000 was not profiled again: round 1 started from the profile this cell already had ({first.collector})."
                 )
-            )
-        bottlenecks = ranked(profile)
-        current.top_bottleneck = bottlenecks[0][1].kind if bottlenecks else None
-        session.save(current)
-        diagnosed = current
-        if not bottlenecks or bottlenecks[0][1].score < MIN_GAIN:
-            stopped = f"no bottleneck holds more than {MIN_GAIN:.0%} of the time in {current.label}"
-            break
+                say(Event(reused, round_, state="note"))
+            else:
+                if profiler.profiles_cells:
+                    say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
+                profile = profiler.collect(CellSource(current.source), settings, output=report)
+            if profile.replay:
+                say(
+                    Event(
+                        f"round {round_}: REPLAYING the recorded report {profile.origin} instead of profiling {current.label}"
+                        " (no GPU used)",
+                        round_,
+                        current.label,
+                        "profiling",
+                    )
+                )
+            bottlenecks = ranked(profile)
+            current.top_bottleneck = bottlenecks[0][1].kind if bottlenecks else None
+            session.save(current)
+            diagnosed = current
+            if not bottlenecks or bottlenecks[0][1].score < MIN_GAIN:
+                stopped = f"no bottleneck holds more than {MIN_GAIN:.0%} of the time in {current.label}"
+                break
+            if (near := near_roof(profile, bottlenecks[0][0])) is not None:
+                stopped = f"{current.label} reaches {near}: little is left to gain"
+                break
+        assert profile is not None and diagnosed is not None  # profiled above, or carried from the last profile
         top = bottlenecks[0][1]
-        if (near := near_roof(profile, bottlenecks[0][0])) is not None:
-            stopped = f"{current.label} reaches {near}: little is left to gain"
-            break
+        of = "" if diagnosed is current else f" in {diagnosed.label}"
         say(
             Event(
-                f"round {round_}: top bottleneck {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
+                f"round {round_}: top bottleneck{of} {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
                 round_,
                 current.label,
                 "rewriting",
@@ -202,6 +242,9 @@ def optimize(
         except KernelLabError as err:
             stopped = f"round {round_}: the {rewriter.name} rewriter failed: {err}"
             break
+        if not proposals and isinstance(rewriter, Exploring) and rewriter.screened:
+            stopped = f"{rewriter.name} screened {rewriter.screened} launch configurations around {current.label}: none untried was faster"
+            break
         if not proposals:
             stopped = f"{rewriter.name} had nothing more to propose for {top.kind}"
             if why := why_nothing(rewriter, current.source):
@@ -217,6 +260,8 @@ def optimize(
         def judging(index: int, state: str, round_: int = round_, made: list[Version] = made) -> None:
             say(Event(f"round {round_}: {made[index].label} {state}", round_, made[index].label, state))
 
+        # the next profile's process (where the profiler starts one ahead) loads while the judge works
+        start_ahead(profiler, CellSource(current.source), settings)
         for version, candidate, verdict in zip(made, proposals, judge.check_many([c.source for c in proposals], judging)):
             record(session, version, verdict)
             leader = session.best()

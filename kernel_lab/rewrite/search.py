@@ -338,6 +338,7 @@ class SearchRewriter:
         measure a neighbourhood, move to its fastest, and when none is faster start again from another place
         (:func:`restarts`), until ``most`` variants are measured or ``budget_s`` is spent. The ``n`` fastest
         variants that beat the original come back, fastest first. Cells without a Triton launch: :meth:`propose`."""
+        self.screened = 0
         top = dict(context.bottlenecks[0]) if context.bottlenecks else {"kind": "latency_bound"}
         found = launches(context.source)
         launch = next((x for x in found if x.kernel in str(top.get("kernel", ""))), found[0] if found else None)
