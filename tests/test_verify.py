@@ -137,8 +137,10 @@ def test_a_judge_started_with_prepare_makes_the_references_results_before_the_fi
     with Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu", time=False) as judge:
         judge.start(prepare=True)
         judge.wait_prepared()
-        assert judge._expected and judge._observed_reference is not None  # inputs, results, its kernels: no candidate yet
+        assert judge._expected  # inputs and results, no candidate yet
+        assert judge._observed_reference is None  # its kernels: recorded at the first check, the GPU the judge's alone
         assert judge.check(source("add_fast")).correct and not judge.check(source("add_nan")).correct
+        assert judge._observed_reference is not None
 
 
 def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a_time():

@@ -25,6 +25,7 @@ be confirmed, a slowdown on some shape); ``notes`` only inform.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -291,20 +292,26 @@ class Judge:
         self._observed: Expected | None = None  # the input set whose launches are recorded
         self._observed_reference: dict[str, Any] | None = None
         self._device_name = "cpu"
-        self._scratch = scratch(device)  # where results are compared
         self._lending = handover.Lending()  # memory lent to candidates (inputs, buffers for outputs)
         self._held = 0  # bytes of the reference's results kept there
         self._params: list[str] = []
         self._lock = threading.Lock()
         self._candidates = 0
+        self._spawning = threading.Lock()  # candidates' processes are started from the loading thread too
         self._widest = 1  # the most candidates judged in one round so far
         self._spare: list[tuple[_Process, Path]] = []
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
         self._preparing: Future[None] | None = None  # its inputs and results being made, from start(prepare=True)
+        self._made = threading.Event()  # they are made (or cannot be)
         self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
         self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
         weakref.finalize(self, shutil.rmtree, self.folder, True)
+
+    @functools.cached_property
+    def _scratch(self) -> torch.device:
+        """Where results are compared (torch is imported here on first use: the processes start first)."""
+        return scratch(self.device)
 
     def __enter__(self) -> Judge:
         return self
@@ -343,7 +350,7 @@ class Judge:
             if self._loading is None and not self._prepared:
                 self._loading = _in_background(self._load, deadline)
                 self._spare += [self._spawn() for _ in range(self.parallel)]
-                if self._scratch.type == "cuda" and "<<<" in self.reference_source and self._header is None:
+                if "<<<" in self.reference_source and self._header is None and self._scratch.type == "cuda":
                     self._header = fastbuild.prepare_in_background()  # candidates' builds need it (~40 s, once)
             if prepare and not self._prepared:
                 self._prepared = True
@@ -352,9 +359,8 @@ class Judge:
     def wait_prepared(self) -> None:
         """Return once the reference's inputs and results that :meth:`start` began making are there (at once
         when it was not asked to): GPU timings taken meanwhile would share the GPU with the reference."""
-        preparing = self._preparing
-        if preparing is not None:
-            preparing.result()
+        if self._preparing is not None:
+            self._made.wait()
 
     def _load(self, deadline: float) -> dict[str, Any]:
         """Start the reference's process and load its cell there."""
@@ -378,10 +384,13 @@ class Judge:
             self._prepare(deadline)
         except Stopped as stop:
             self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
+        finally:
+            self._made.set()
 
     def _prepare(self, deadline: float) -> None:
         """Load the reference (or wait for :meth:`start`'s loading), plan the input sets, make them and the
-        expected results."""
+        expected results (then :meth:`wait_prepared` returns), then load in the reference's process what
+        recording its kernels needs (the profiler: seconds of imports, on the CPU alone)."""
         loading, self._loading = self._loading, None
         loaded = loading.result() if loading is not None else self._load(deadline)
         assert self._reference is not None
@@ -401,11 +410,21 @@ class Judge:
             if "lent" in reply:  # on the GPU: results lent by CUDA IPC, copied here (the reference is the user's cell)
                 tensors = [handover.take(lent) for lent in reply.pop("lent")]
             self._keep(spec, reply, tensors)
+        self._made.set()
+        self._reference.answer({"cmd": "warm"}, deadline, "while loading the profiler")
+
+    def _observe(self, deadline: float) -> None:
+        """Record what the reference launches, on its largest declared input set (once, before the first check:
+        on a GPU the judge has to itself)."""
         checked = [e for e in self._expected.values() if not e.set.timing]
-        if self._broken is None and checked:  # what the reference launches, on its largest declared input set
+        if self._broken is None and checked and self._observed_reference is None:
+            assert self._reference is not None
             self._observed = max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes))
             request = {"cmd": "observe", "set_id": self._observed.set.id}
-            self._observed_reference, _ = self._reference.answer(request, deadline, "while recording its kernels")
+            try:
+                self._observed_reference, _ = self._reference.answer(request, deadline, "while recording its kernels")
+            except Stopped as stop:
+                self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
 
     def _keep(self, spec: InputSet, reply: dict[str, Any], tensors: list[Any]) -> None:
         """Keep the reference's results for one input set, or skip the set (saying why), or give up."""
@@ -471,9 +490,10 @@ class Judge:
 
     def _spawn(self) -> tuple[_Process, Path]:
         """A candidate process, started before its cell is known (Python, torch and CUDA load meanwhile)."""
-        self._candidates += 1
-        folder = self.folder / f"candidate_{self._candidates}"
-        folder.mkdir()
+        with self._spawning:
+            self._candidates += 1
+            folder = self.folder / f"candidate_{self._candidates}"
+            folder.mkdir()
         return _Process("candidate", self.device, folder, self.settings.verify_timeout), folder
 
     def _started(self) -> tuple[_Process, Path]:
@@ -503,7 +523,9 @@ class Judge:
             if not self._prepared and self._broken is None:
                 self._prepared = True
                 self._prepare_or_break(deadline)
-            self.wait_prepared()
+            if self._preparing is not None:
+                self._preparing.result()
+            self._observe(deadline)
             if self._broken is not None:
                 ended((trial.candidate for trial in trials), wait=False)
                 return [self._broken] * len(sources)

@@ -552,11 +552,14 @@ def _fingerprint(outputs: list[torch.Tensor], secret: int) -> torch.Tensor:
     return torch.cat(rows) if rows else torch.zeros(0, dtype=torch.float64)
 
 
-def warm_up() -> None:
+def warm_up(**_: Any) -> dict[str, Any]:
     """Load what the profiler loads on first use (torch._inductor and sympy: about 5 s on the H100) while the
-    process waits for its cell, not while the judge waits for the kernels it launches."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
-        pass
+    process waits (a candidate: for its cell; the reference: once its results are made, while the judge's
+    screen times), not while the judge waits for the kernels it launches."""
+    if torch.cuda.is_available():
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+            pass
+    return {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -568,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton can only run interpreted without a GPU
-    else:
+    elif args.who == "candidate":
         warm_up()
     box = Sandbox(args.who, args.device)
 
@@ -585,6 +588,7 @@ def main(argv: list[str] | None = None) -> int:
         "check": box.check,
         "observe": box.observe,
         "time": box.time,
+        "warm": warm_up,
     }
     handlers = {name: answering(handler) for name, handler in handlers.items()}
     return protocol.serve(args.requests, args.replies, handlers, lambda exc: str(exc) if isinstance(exc, Fail) else None)
