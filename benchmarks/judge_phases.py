@@ -1,12 +1,14 @@
 """Where a round of ``%%optimize`` spends its time on a Triton cell: the screen, the judge's steps, one by one.
 
-    python benchmarks/judge_phases.py [CELL] [--rounds 2] [--device cuda]
+    python benchmarks/judge_phases.py [CELL] [--rounds 2] [--device cuda] [--whole]
 
 Runs what one round does after the profile, twice, with each step timed from outside (the judge's and the
 screen's methods are wrapped here, nothing in them changes): the screen (workers loading the original,
 compiling and checking each variant, timing), then the judge on the four fastest variants (the reference's
 input sets, each candidate's load, each input set it is checked on, the record of its kernels, its timing).
 Prints one line per step with its start and duration (seconds since the round began) and a total per kind.
+``--whole``: instead, ``kernel_lab.optimize`` itself after a profile of the cell (as ``%%optimize`` after
+``%%profile``), ``--rounds`` rounds of four, every step timed from the call (the profiles and the waits too).
 """
 
 from __future__ import annotations
@@ -54,10 +56,13 @@ def instrument() -> None:
     timed(judge_module._Trial, "_check", lambda t, e, w: f"judge:   {who(t)} check {w.split(' (')[0]}")
     timed(judge_module._Trial, "_checked", lambda t, e, w: f"judge:     {who(t)} asked, answer read {w.split(' (')[0]}")
     timed(judge_module._Trial, "_whose_work", lambda t, *a: f"judge:   {who(t)} record of its kernels")
-    timed(judge_module._Trial, "time", lambda t, *a: f"judge: {who(t)} timing")
+    timed(judge_module.Judge, "_time", lambda j, trials: f"judge: {len(trials)} candidates timed together")
     timed(screen_module.Screener, "_start", lambda s, *a: "screen: workers load the original")
     timed(screen_module.Screener, "screen", lambda s, v: f"screen: {len(v)} variants in all")
     timed(screen_module.Screener, "_time", lambda s, w, i: f"screen:   timing of variant {i}")
+    timed(screen_module.Screener, "_load", lambda s, w: "screen:   a worker loads the original (after its boot)")
+    timed(judge_module.Judge, "wait_prepared", lambda j: "screen: waits for the reference's results (the GPU quiet)")
+    timed(judge_module.Judge, "_load", lambda j, d: "judge: reference's process boots and loads the cell")
 
     original_ask = judge_module._Process.ask
 
@@ -86,14 +91,49 @@ def variants(source: str) -> list[str]:
     return out
 
 
+def report(title: str) -> None:
+    """The steps logged since T0, in order, then the total time of each kind of step."""
+    print(title)
+    sums: dict[str, float] = defaultdict(float)
+    for step, began, seconds in sorted(LOG, key=lambda row: row[1]):
+        print(f"  {began:6.2f} s  +{seconds:5.2f} s  {step}")
+        sums[re.sub(r"candidate_\d+|variant -?\d+|\d+ variants", "#", step).strip()] += seconds
+    for step, seconds in sorted(sums.items(), key=lambda kv: -kv[1]):
+        print(f"  total {seconds:6.2f} s  {step}")
+
+
+def whole(cell: Path, rounds: int) -> None:
+    """``kernel_lab.optimize`` after a profile of ``cell``: its events and every step, timed from the call."""
+    import kernel_lab
+    from kernel_lab.profiling import base
+
+    timed(base.Fallback, "collect", lambda f, *a: "profile: ncu (a version of the cell)")
+    first = kernel_lab.profile(cell).profile
+    LOG.clear()
+    T0[0] = time.monotonic()
+
+    def event(e: Any) -> None:
+        with LOCK:
+            LOG.append((f"event: {e.message}", time.monotonic() - T0[0], 0.0))
+
+    result = kernel_lab.optimize(cell, rounds=rounds, candidates=4, profile=first, on_event=event)
+    report(
+        f"== {cell.stem}: {time.monotonic() - T0[0]:.1f} s, {len(result.session.versions)} versions; stopped: {result.stopped}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("cell", nargs="?", default=str(ROOT / "teaching" / "add_tiny_block.py"))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--device", default=None)
     parser.add_argument("--parallel", type=int, default=0, help="candidates checked at once (default: the judge's)")
+    parser.add_argument("--whole", action="store_true", help="kernel_lab.optimize after a profile, every step timed")
     args = parser.parse_args()
     instrument()
+    if args.whole:
+        whole(Path(args.cell), args.rounds)
+        return
     source = Path(args.cell).read_text()
     pool = variants(source)
     T0[0] = time.monotonic()
@@ -113,16 +153,10 @@ def main() -> None:
         ranked = sorted((s.ms, i) for i, s in enumerate(screened) if s.ms is not None)[:4]
         verdicts = judge.check_many([batch[i] for _, i in ranked])
         total = time.monotonic() - T0[0]
-        print(
+        report(
             f"== round {round_}: {total:.1f} s; original {original.ms} ms in the screen; verdicts: "
             + ", ".join(f"{v.correct} {v.timing.speedup:.2f}x" if v.timing else str(v.correct) for v in verdicts)
         )
-        sums: dict[str, float] = defaultdict(float)
-        for step, began, seconds in sorted(LOG, key=lambda row: row[1]):
-            print(f"  {began:6.2f} s  +{seconds:5.2f} s  {step}")
-            sums[re.sub(r"candidate_\d+|variant \d+|\d+ variants", "#", step).strip()] += seconds
-        for step, seconds in sorted(sums.items(), key=lambda kv: -kv[1]):
-            print(f"  total {seconds:6.2f} s  {step}")
     judge.close()
     screener.close()
 
