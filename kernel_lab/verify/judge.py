@@ -303,6 +303,7 @@ class Judge:
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
         self._preparing: Future[None] | None = None  # its inputs and results being made, from start(prepare=True)
         self._made = threading.Event()  # they are made (or cannot be)
+        self._warmed = False  # the reference's process has loaded the profiler
         self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
         self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
@@ -348,7 +349,9 @@ class Judge:
         with self._lock:
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             if self._loading is None and not self._prepared:
-                self._loading = _in_background(self._load, deadline)
+                # with nothing to prepare yet, the reference loads the profiler at once (the caller's own work,
+                # a profile, hides it); else after its results are made (see _prepare)
+                self._loading = _in_background(functools.partial(self._load, warm=not prepare), deadline)
                 self._spare += [self._spawn() for _ in range(self.parallel)]
                 if "<<<" in self.reference_source and self._header is None and self._scratch.type == "cuda":
                     self._header = fastbuild.prepare_in_background()  # candidates' builds need it (~40 s, once)
@@ -362,8 +365,8 @@ class Judge:
         if self._preparing is not None:
             self._made.wait()
 
-    def _load(self, deadline: float) -> dict[str, Any]:
-        """Start the reference's process and load its cell there."""
+    def _load(self, deadline: float, *, warm: bool = False) -> dict[str, Any]:
+        """Start the reference's process and load its cell there (``warm``: then what recording its kernels needs)."""
         folder = self.folder / "reference"
         folder.mkdir()
         cell = folder / "cell.py"
@@ -376,7 +379,16 @@ class Judge:
             located=True,
         )
         cell.unlink()  # candidates never find the reference's source beside theirs
+        if warm:
+            self._warm(deadline)
         return loaded
+
+    def _warm(self, deadline: float) -> None:
+        """Have the reference's process load the profiler (seconds of imports), once."""
+        if not self._warmed:
+            self._warmed = True
+            assert self._reference is not None
+            self._reference.answer({"cmd": "warm"}, deadline, "while loading the profiler")
 
     def _prepare_or_break(self, deadline: float) -> None:
         """:meth:`_prepare`; when the reference's process stops, every verdict says why."""
@@ -411,7 +423,7 @@ class Judge:
                 tensors = [handover.take(lent) for lent in reply.pop("lent")]
             self._keep(spec, reply, tensors)
         self._made.set()
-        self._reference.answer({"cmd": "warm"}, deadline, "while loading the profiler")
+        self._warm(deadline)
 
     def _observe(self, deadline: float) -> None:
         """Record what the reference launches, on its largest declared input set (once, before the first check:
