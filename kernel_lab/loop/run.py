@@ -111,9 +111,9 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
     if reached[0] * gain >= NEAR_ROOF:
         return None
     return (
-        f"{current.label} was not profiled: it changes only launch parameters of {profiled.label} and runs {gain:.2f}x"
-        f" its speed, which by {profiled.label}'s profile is at least ~{reached[0] * gain:.0%} of the {reached[1]} roof"
-        f" (the judge's times include the launch; the kernel alone gains more); the search goes on from that diagnosis"
+        f"{current.label} not profiled (only launch parameters changed since {profiled.label}): at {gain:.2f}x"
+        f" {profiled.label}'s speed, {profiled.label}'s profile puts it at {reached[0] * gain:.0%} or more of the"
+        f" {reached[1]} roof; the search goes on from {profiled.label}'s diagnosis"
     )
 
 
