@@ -1,7 +1,7 @@
 """How often the conductor names the right bottleneck, on kernels recorded for the purpose, against
 Nsight Compute's own ranking; and whether its estimated gains come true.
 
-    python benchmarks/conductor_eval.py [--split tuning|held_out|held_out_2|held_out_3|all] [--json OUT] [--markdown] [--provisional]
+    python benchmarks/conductor_eval.py [--split tuning|held_out|held_out_2|held_out_3|held_out_4|all] [--json OUT] [--markdown] [--provisional]
 
 The suite (tests/data/suite, its README and manifest.toml) holds 66 planted-bottleneck kernels recorded on
 an H100, each labelled from its metrics. Families of kernels (code shapes) were set aside as held out before
@@ -45,6 +45,7 @@ from kernel_lab.models import Diagnosis  # noqa: E402
 from kernel_lab.profiling import report  # noqa: E402
 
 NCU_SOMETHING = 10.0  # % estimated speedup under which Nsight Compute says nothing big
+SPLITS = ("tuning", "held_out", "held_out_2", "held_out_3", "held_out_4")  # held_out_N: held_out_families_N
 
 
 @dataclass
@@ -143,7 +144,7 @@ def evaluate(split: str = "all", provisional: bool = False) -> dict:
     m = manifest()
 
     def split_of(e: dict) -> str:
-        for n in (3, 2):
+        for n in (4, 3, 2):
             if e["family"] in m.get(f"held_out_families_{n}", ()):
                 return f"held_out_{n}"
         return "held_out" if e["family"] in m["held_out_families"] else "tuning"
@@ -160,7 +161,7 @@ def evaluate(split: str = "all", provisional: bool = False) -> dict:
             "ncu_top1": sum(r.ncu_top1 for r in selected) / n if n else None,
         }
 
-    groups = {g: [r for r in rows.values() if r.split == g] for g in ("tuning", "held_out", "held_out_2", "held_out_3")}
+    groups = {g: [r for r in rows.values() if r.split == g] for g in SPLITS}
     groups["all"] = list(rows.values())
     return {
         "split": split,
@@ -177,9 +178,7 @@ def markdown(result: dict) -> str:
     lines += ["", "| kernel | family | label | conductor (first 3) | near roof | Nsight Compute |", "|---|---|---|---|---|---|"]
     for r in result["kernels"]:
         mark = "✓" if r["top1"] else "✗"
-        held = {"held_out": " (held out)", "held_out_2": " (held out, set 2)", "held_out_3": " (held out, set 3)"}.get(
-            r["split"], ""
-        )
+        held = {"held_out": " (held out)"}.get(r["split"], f" (held out, set {r['split'][-1]})" if r["split"] != "tuning" else "")
         lines.append(
             f"| {r['name']} | {r['family']}{held} | {r['label']} | {mark} {', '.join(r['conductor'][:3]) or '–'} "
             f"| {'yes' if r['near_roof'] else ''} | {'✓' if r['ncu_top1'] else '✗'} {r['ncu']} |"
@@ -199,7 +198,7 @@ def markdown(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--split", choices=("tuning", "held_out", "held_out_2", "held_out_3", "all"), default="tuning")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default="tuning")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--provisional", action="store_true", help="include the cells marked provisional in the manifest")
