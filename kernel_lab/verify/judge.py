@@ -297,7 +297,6 @@ class Judge:
         self._params: list[str] = []
         self._lock = threading.Lock()
         self._candidates = 0
-        self._spawning = threading.Lock()  # candidates' processes are started from the loading thread too
         self._widest = 1  # the most candidates judged in one round so far
         self._spare: list[tuple[_Process, Path]] = []
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
@@ -395,7 +394,7 @@ class Judge:
         try:
             self._prepare(deadline)
         except Stopped as stop:
-            self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
+            self._break(stop)
         finally:
             self._made.set()
 
@@ -436,7 +435,11 @@ class Judge:
             try:
                 self._observed_reference, _ = self._reference.answer(request, deadline, "while recording its kernels")
             except Stopped as stop:
-                self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
+                self._break(stop)
+
+    def _break(self, stop: Stopped) -> None:
+        """The reference's process stopped: every verdict from now on says why."""
+        self._broken = Verdict(False, f"{stop}: nothing can be judged against it")
 
     def _keep(self, spec: InputSet, reply: dict[str, Any], tensors: list[Any]) -> None:
         """Keep the reference's results for one input set, or skip the set (saying why), or give up."""
@@ -502,10 +505,9 @@ class Judge:
 
     def _spawn(self) -> tuple[_Process, Path]:
         """A candidate process, started before its cell is known (Python, torch and CUDA load meanwhile)."""
-        with self._spawning:
-            self._candidates += 1
-            folder = self.folder / f"candidate_{self._candidates}"
-            folder.mkdir()
+        self._candidates += 1
+        folder = self.folder / f"candidate_{self._candidates}"
+        folder.mkdir()
         return _Process("candidate", self.device, folder, self.settings.verify_timeout), folder
 
     def _started(self) -> tuple[_Process, Path]:
