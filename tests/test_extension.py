@@ -322,9 +322,12 @@ def test_a_console_on_the_notebooks_kernel_does_not_answer_for_it(lab, browser):
 
     page, cells = _open(browser, lab("panel"), 1)
     cell = cells.nth(0)
-    page.keyboard.press("Control+Shift+c")  # the command palette
-    page.keyboard.type("New Console for Notebook")
-    page.keyboard.press("Enter")
+    cell.locator(".jp-InputPrompt").click()  # the keys go to the notebook
+    page.keyboard.press("Control+Shift+c")  # the command palette; typing waits for its box to take focus
+    search = page.locator(".lm-CommandPalette-input")
+    expect(search).to_be_focused(timeout=30_000)
+    search.fill("New Console for Notebook")
+    page.locator(".lm-CommandPalette-item[data-command='notebook:create-console']").click()
     expect(page.locator(".jp-ConsolePanel")).to_have_count(1, timeout=30_000)
     cell.locator(".jp-InputPrompt").click()
     page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']").click()
