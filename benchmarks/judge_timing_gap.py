@@ -1,0 +1,114 @@
+"""Why the judge's times of a Triton cell run above the screen's and do_bench's: one cell, every way. (GPU.)
+
+    python benchmarks/judge_timing_gap.py [CELL] [--fast 'BLOCK=16384, num_warps=8']
+
+For the cell (default benchmarks/teaching/add_tiny_block.py) and one fast launch variant of it, the
+median milliseconds of one call, measured (1) with ``triton.testing.do_bench`` here; (2) by the screen's
+own code (:class:`kernel_lab.verify.screen_worker.Screening`) in this process; (3) by the judge's own
+timing code (:meth:`kernel_lab.verify.sandbox.Sandbox.time`) in this process, as is and with its inputs'
+per-call variation left out; (4) by the screen in its worker processes; (5) by the judge in its processes,
+one candidate, then four. Where (3) matches (2) but (5) does not, the gap comes from around the judge's
+processes, not from its timing loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # the CPU only to try the script (Triton interpreted)
+
+
+def variant(source: str, fast: str) -> str:
+    """The cell with its launch's BLOCK and num_warps set as ``fast`` says (its grid follows BLOCK)."""
+    block = int(re.search(r"BLOCK=(\d+)", fast).group(1))  # type: ignore[union-attr]
+    warps = int(re.search(r"num_warps=(\d+)", fast).group(1))  # type: ignore[union-attr]
+    out = re.sub(r"BLOCK=\d+", f"BLOCK={block}", source)
+    out = re.sub(r"cdiv\((.*?), \d+\)", rf"cdiv(\1, {block})", out)
+    return re.sub(r"num_warps=\d+", f"num_warps={warps}", out)
+
+
+def in_process(paths: dict[str, Path]) -> None:
+    """(1)-(3): do_bench, the screen's loop and the judge's loop, all in this process."""
+    from triton.testing import do_bench
+
+    from kernel_lab.verify.sandbox import Sandbox
+    from kernel_lab.verify.screen_worker import Screening
+
+    screening = Screening(DEVICE)
+    screening.load(str(paths["original"]), seed=1)
+    inputs = screening.inputs
+    for name, path in paths.items():
+        screening.prepare(7 if name == "fast" else 8, str(path), None, None)
+    ids = {"original": 8, "fast": 7}
+    for name, path in paths.items():
+        cell = screening.variants[ids[name]]
+        bench = do_bench(lambda cell=cell: cell.run(inputs), warmup=25, rep=200) if DEVICE == "cuda" else float("nan")
+        screened = screening.time(ids[name], budget_ms=500, most=200)["ms"]
+        box = Sandbox("candidate", DEVICE)
+        box.load(str(path))
+        box.inputs[0] = inputs
+        box.time([0], 10, secret=1)  # warm
+        varied = statistics.median(box.time([0], 100, secret=2)[0]["events_ms"])
+        box.inputs[0] = tuple(t.to(torch.int32) if t.is_floating_point() else t for t in inputs)  # no per-call variation
+        fixed = box.inputs[0]
+        try:
+            box.time([0], 10, secret=1)
+            same = statistics.median(box.time([0], 100, secret=2)[0]["events_ms"])
+        except Exception as exc:  # noqa: BLE001 - a cell that needs floating inputs
+            same = float("nan")
+            print(f"  (integer inputs refused: {exc})")
+        del fixed
+        print(
+            f"{name:9s} do_bench {bench:.3f} ms | screen loop {screened:.3f} ms | judge loop {varied:.3f} ms"
+            f" (integer inputs, no variation: {same:.3f} ms)  [in this process]"
+        )
+
+
+def in_processes(sources: dict[str, str]) -> None:
+    """(4)-(5): the screen's and the judge's own processes."""
+    from kernel_lab.verify.judge import Judge
+    from kernel_lab.verify.screen import Screener
+
+    with Screener(sources["original"], device=DEVICE) as screen:
+        original, (fast,) = screen.screen([sources["fast"]])
+        print(f"screen processes: original {original.ms:.3f} ms, fast {fast.ms:.3f} ms")
+    with Judge(sources["original"], device=DEVICE) as judge:
+        judge.start()
+        for n in (1, 4, 1):
+            began = time.monotonic()
+            verdicts = judge.check_many([sources["fast"]] * n)
+            shown = [
+                f"{v.timing.reference_ms:.3f}/{v.timing.candidate_ms:.3f} ms (iqr {v.timing.candidate_spread:.3f})"
+                if v.timing
+                else v.reason
+                for v in verdicts
+            ]
+            print(f"judge processes, {n} candidate(s) in {time.monotonic() - began:.1f} s: original/fast {', '.join(shown)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cell", nargs="?", default=str(ROOT / "teaching" / "add_tiny_block.py"))
+    parser.add_argument("--fast", default="BLOCK=16384, num_warps=8")
+    args = parser.parse_args()
+    original = Path(args.cell).read_text()
+    sources = {"original": original, "fast": variant(original, args.fast)}
+    folder = Path(tempfile.mkdtemp(prefix="timing_gap_"))
+    paths = {name: folder / f"{name}.py" for name in sources}
+    for name, path in paths.items():
+        path.write_text(sources[name])
+    print(f"{Path(args.cell).stem}, fast variant: {args.fast}; {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}")
+    in_processes(sources)
+    in_process(paths)
+
+
+if __name__ == "__main__":
+    main()
