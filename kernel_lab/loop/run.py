@@ -24,6 +24,7 @@ from kernel_lab.verify.screen import Screening, parameter_only
 
 MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
 NEAR_ROOF = 0.9  # stop when the top kernel reaches this fraction of the roof that bounds it
+SAME_SIZE = 0.9  # a version the judge timed under this share of its profiled kernel time ran another size
 REPORT = "profile.ncu-rep"
 
 
@@ -99,20 +100,38 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
     """Why ``current`` need not be profiled before the next round, or None when it must be.
 
     It need not when it changes only launch parameters of ``profiled`` (whose profile this is: the same
-    code, so the same work and much the same traffic) and, by the judge's times, the same work in less
-    time still leaves it short of the roof that bounds it. The judge's times include the launch's own cost,
-    so the kernel's gain, and the share of the roof it reaches, are if anything larger than estimated: an
-    estimate near the roof is checked by a profile (which the stop then cites)."""
+    code, so the same work and much the same traffic) and its estimated share of the roof that bounds it is
+    still short of the roof. The estimate takes the time the judge saw saved per call off the kernel's
+    profiled duration: the judge's times also hold what a call costs besides the kernel (the launch, the
+    allocation of outputs), which a ratio of those times would count as the kernel's and so read too low.
+    Where the judge's times cannot be the profiled kernel's (the profiled version ran faster than its kernel
+    under ncu, or more time was saved than the kernel took: another size), their ratio serves, as a lower
+    bound. An estimate near the roof is checked by a profile (which the stop then cites)."""
     before = 1.0 if profiled.number == 0 else profiled.speedup
     reached = _reached(profile, kernel)
-    if reached is None or not before or not current.speedup or not parameter_only(profiled.source, current.source):
+    kernel_ms = sum(k.get(M.DURATION) or 0.0 for k in profile.kernels if k.name == kernel) / 1e6
+    if (
+        reached is None
+        or not before
+        or not current.speedup
+        or not current.time_ms
+        or not current.reference_ms
+        or not kernel_ms
+        or not parameter_only(profiled.source, current.source)
+    ):
         return None
-    gain = current.speedup / before
-    if reached[0] * gain >= NEAR_ROOF:
+    was_ms = current.reference_ms / before  # the profiled version's time in the judge's run of ``current``
+    saved_ms, gain = was_ms - current.time_ms, current.speedup / before
+    if kernel_ms * SAME_SIZE <= was_ms and saved_ms < kernel_ms:
+        estimate = reached[0] * kernel_ms / (kernel_ms - saved_ms)
+        how = f"{saved_ms:.3f} ms faster per call: {profiled.label}'s {kernel_ms:.3f} ms kernel then at about {estimate:.0%}"
+    else:  # the judge's times are not those of the profiled kernel (another size): their ratio, a lower bound
+        estimate = reached[0] * gain
+        how = f"at {gain:.2f}x {profiled.label}'s speed (timed on another size than profiled), {estimate:.0%} or more"
+    if estimate >= NEAR_ROOF:
         return None
     return (
-        f"{current.label} not profiled (only launch parameters changed since {profiled.label}): at {gain:.2f}x"
-        f" {profiled.label}'s speed, {profiled.label}'s profile puts it at {reached[0] * gain:.0%} or more of the"
+        f"{current.label} not profiled (only launch parameters changed since {profiled.label}): {how} of the"
         f" {reached[1]} roof; the search goes on from {profiled.label}'s diagnosis"
     )
 
