@@ -68,6 +68,13 @@ SMALL: dict[str, dict] = {
     "spmm_csr_gather_bf16_triton": dict(ROWS=64, COLS=1000, FEAT=128),
     "spmv_ell_padded_fp32_triton": dict(ROWS=100, COLS=1000),
     "ema_few_channels_fp32_triton": dict(T=16, C=3072, BLOCK_C=1024),
+    # held-out set 4
+    "pagerank_pull_vertex_fp16_triton": dict(VERTICES=200),
+    "fft_stockham_tiny_fp32_triton": dict(SIGNALS=2, POINTS=256, BLOCK=64),
+    "int4_dequant_group_bf16_triton": dict(ROWS=4, COLS=1024),
+    "ray_sphere_depth_fp32_triton": dict(RAYS=600, SPHERES=40),
+    "lut_pwl_act_bf16_triton": dict(N=5000),
+    "segsum_few_long_bf16_triton": dict(SEGMENTS=3, MIN_LEN=3000, MAX_LEN=9000),
 }
 
 

@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1/2/3/4 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-5 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -46,11 +46,17 @@ BATCH4="adam_flat_fp32_triton cdist_dot_fp16_triton resize_bilinear_down_fp32_tr
 ema_few_channels_fp32_triton dropout_philox_bf16_triton spmm_csr_gather_bf16_triton spmv_ell_padded_fp32_triton
 adam_thread_chunk_bf16_cuda kmedians_l1_assign_fp32_cuda pdist_simt_fp16_cuda resize_area_smem_bf16_cuda
 linrec_smem_seq_fp32_cuda hash_groupby_hotkeys_int32_cuda hashchain_dp_int32_cuda lagfib_ring_local_fp32_cuda"
+# held-out set 4
+BATCH5="pagerank_pull_vertex_fp16_triton fft_stockham_tiny_fp32_triton int4_dequant_group_bf16_triton
+ray_sphere_depth_fp32_triton lut_pwl_act_bf16_triton segsum_few_long_bf16_triton
+pagerank_push_hubs_fp32_cuda fwht_rowcol_smem_conflict_fp32_cuda bitplane_transpose64_local_int64_cuda
+pip_bbox_divergent_fp32_cuda lut3d_smem_uint8_cuda segsum_thread_per_seg_fp16_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
   batch3) CELLS=$BATCH3 ;;
   batch4) CELLS=$BATCH4 ;;  # held-out set 3
+  batch5) CELLS=$BATCH5 ;;  # held-out set 4
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
