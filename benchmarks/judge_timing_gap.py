@@ -5,8 +5,8 @@
 For the cell (default benchmarks/teaching/add_tiny_block.py) and one fast launch variant of it, the
 median milliseconds of one call, measured (1) with ``triton.testing.do_bench`` here; (2) by the screen's
 own code (:class:`kernel_lab.verify.screen_worker.Screening`) in this process; (3) by the judge's own
-timing code (:meth:`kernel_lab.verify.sandbox.Sandbox.time`) in this process, as is and with its inputs'
-per-call variation left out; (4) by the screen in its worker processes; (5) by the judge in its processes,
+timing code (:meth:`kernel_lab.verify.sandbox.Sandbox.time`) in this process, as is (and at the commit
+``--before`` names, side by side) and with its inputs' per-call variation left out; (4) by the screen in its worker processes; (5) by the judge in its processes,
 one candidate, then four. Where (3) matches (2) but (5) does not, the gap comes from around the judge's
 processes, not from its timing loop.
 """
@@ -14,6 +14,7 @@ processes, not from its timing loop.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import statistics
 import tempfile
@@ -35,12 +36,30 @@ def variant(source: str, fast: str) -> str:
     return re.sub(r"num_warps=\d+", f"num_warps={warps}", out)
 
 
-def in_process(paths: dict[str, Path]) -> None:
-    """(1)-(3): do_bench, the screen's loop and the judge's loop, all in this process."""
+def judged(cls: type, path: Path, inputs: tuple) -> float:
+    """The median of 100 calls timed by ``cls.time`` (a Sandbox class) on ``inputs``, after 10 to warm."""
+    box = cls("candidate", DEVICE)
+    box.load(str(path))
+    box.inputs[0] = inputs
+    box.time([0], 10, secret=1)
+    return statistics.median(box.time([0], 100, secret=2)[0]["events_ms"])
+
+
+def in_process(paths: dict[str, Path], before: Path | None) -> None:
+    """(1)-(3): do_bench, the screen's loop and the judge's loop (and the judge's loop of ``before``: a copy
+    of kernel_lab at another commit, its sandbox module loaded beside this one), all in this process."""
     from triton.testing import do_bench
 
     from kernel_lab.verify.sandbox import Sandbox
     from kernel_lab.verify.screen_worker import Screening
+
+    boxes: dict[str, type] = {"judge loop": Sandbox}
+    if before is not None:
+        spec = importlib.util.spec_from_file_location("sandbox_before", before / "kernel_lab/verify/sandbox.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        boxes = {"judge loop before": module.Sandbox, **boxes}
 
     screening = Screening(DEVICE)
     screening.load(str(paths["original"]), seed=1)
@@ -52,23 +71,20 @@ def in_process(paths: dict[str, Path]) -> None:
         cell = screening.variants[ids[name]]
         bench = do_bench(lambda cell=cell: cell.run(inputs), warmup=25, rep=200) if DEVICE == "cuda" else float("nan")
         screened = screening.time(ids[name], budget_ms=500, most=200)["ms"]
-        box = Sandbox("candidate", DEVICE)
+        varied = {label: judged(cls, path, inputs) for label, cls in boxes.items()}
+        box = boxes["judge loop"]("candidate", DEVICE)
         box.load(str(path))
-        box.inputs[0] = inputs
-        box.time([0], 10, secret=1)  # warm
-        varied = statistics.median(box.time([0], 100, secret=2)[0]["events_ms"])
         box.inputs[0] = tuple(t.to(torch.int32) if t.is_floating_point() else t for t in inputs)  # no per-call variation
-        fixed = box.inputs[0]
         try:
             box.time([0], 10, secret=1)
             same = statistics.median(box.time([0], 100, secret=2)[0]["events_ms"])
         except Exception as exc:  # noqa: BLE001 - a cell that needs floating inputs
             same = float("nan")
             print(f"  (integer inputs refused: {exc})")
-        del fixed
+        loops = " | ".join(f"{label} {ms:.3f} ms" for label, ms in varied.items())
         print(
-            f"{name:9s} do_bench {bench:.3f} ms | screen loop {screened:.3f} ms | judge loop {varied:.3f} ms"
-            f" (integer inputs, no variation: {same:.3f} ms)  [in this process]"
+            f"{name:9s} do_bench {bench:.3f} ms | screen loop {screened:.3f} ms | {loops}"
+            f" (judge loop on integer inputs, no variation: {same:.3f} ms)  [in this process]"
         )
 
 
@@ -98,6 +114,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("cell", nargs="?", default=str(ROOT / "teaching" / "add_tiny_block.py"))
     parser.add_argument("--fast", default="BLOCK=16384, num_warps=8")
+    parser.add_argument("--before", type=Path, help="a copy of the repository at another commit (its kernel_lab/)")
     args = parser.parse_args()
     original = Path(args.cell).read_text()
     sources = {"original": original, "fast": variant(original, args.fast)}
@@ -107,7 +124,7 @@ def main() -> None:
         path.write_text(sources[name])
     print(f"{Path(args.cell).stem}, fast variant: {args.fast}; {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}")
     in_processes(sources)
-    in_process(paths)
+    in_process(paths, args.before)
 
 
 if __name__ == "__main__":
