@@ -60,6 +60,7 @@ class Row:
     top1: bool = False
     top3: bool = False
     ncu_top1: bool = False
+    unsure: bool = False  # the conductor said its first two readings are about even (Diagnosis.uncertain)
     duration_ns: float = 0.0
     scores: dict[str, float] = field(default_factory=dict)
 
@@ -98,6 +99,7 @@ def score(entry: dict, d: Diagnosis, split: str) -> Row:
         kinds,
         near,
         ncu_top(d),
+        unsure=d.uncertain is not None,
         duration_ns=d.kernel.get("gpu__time_duration.sum") or 0.0,
         scores={b.kind: b.score for b in d.bottlenecks},
     )
@@ -159,6 +161,9 @@ def evaluate(split: str = "all", provisional: bool = False) -> dict:
             "top1": sum(r.top1 for r in selected) / n if n else None,
             "top3": sum(r.top3 for r in selected) / n if n else None,
             "ncu_top1": sum(r.ncu_top1 for r in selected) / n if n else None,
+            "misses": sum(not r.top1 for r in selected),
+            "misses_unsure": sum(r.unsure and not r.top1 for r in selected),
+            "hits_unsure": sum(r.unsure and r.top1 for r in selected),
         }
 
     groups = {g: [r for r in rows.values() if r.split == g] for g in SPLITS}
@@ -172,12 +177,18 @@ def evaluate(split: str = "all", provisional: bool = False) -> dict:
 
 
 def markdown(result: dict) -> str:
-    lines = ["| split | kernels | conductor top-1 | conductor top-3 | Nsight Compute top-1 |", "|---|---|---|---|---|"]
+    lines = [
+        "| split | kernels | conductor top-1 | conductor top-3 | Nsight Compute top-1 | misses said unsure | hits said unsure |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for split, a in result["accuracy"].items():
-        lines.append(f"| {split} | {a['kernels']} | {a['top1']:.0%} | {a['top3']:.0%} | {a['ncu_top1']:.0%} |")
+        lines.append(
+            f"| {split} | {a['kernels']} | {a['top1']:.0%} | {a['top3']:.0%} | {a['ncu_top1']:.0%} "
+            f"| {a['misses_unsure']} of {a['misses']} | {a['hits_unsure']} of {a['kernels'] - a['misses']} |"
+        )
     lines += ["", "| kernel | family | label | conductor (first 3) | near roof | Nsight Compute |", "|---|---|---|---|---|---|"]
     for r in result["kernels"]:
-        mark = "✓" if r["top1"] else "✗"
+        mark = ("✓" if r["top1"] else "✗") + (" (unsure)" if r["unsure"] else "")
         held = {"held_out": " (held out)"}.get(r["split"], f" (held out, set {r['split'][-1]})" if r["split"] != "tuning" else "")
         lines.append(
             f"| {r['name']} | {r['family']}{held} | {r['label']} | {mark} {', '.join(r['conductor'][:3]) or '–'} "

@@ -142,7 +142,7 @@ class Diagnosis:
     bottlenecks: tuple[Bottleneck, ...]
     not_evaluated: Mapping[str, str] = field(default_factory=dict)  # kind -> why
     near_roof: Mapping[str, Any] | None = None  # {"roof": "DRAM", "fraction": 0.91} when little is left
-    uncertain: str | None = None  # when two causes explain the same time, or the evidence is weak: what to measure
+    uncertain: str | None = None  # when the first two readings explain about the same time: what to measure next
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -51,3 +51,12 @@ def test_kernels_at_their_roof_are_said_to_be_there(result):
 def test_estimates_are_mostly_within_a_factor_of_one_and_a_half(result):
     factors = [e["factor"] for e in result["estimates"] if e["factor"]]
     assert len(factors) == 16 and sum(f <= 1.5 for f in factors) / len(factors) >= 0.75
+
+
+def test_the_conductor_says_when_its_first_two_readings_come_out_even(result):
+    """A regime and a cause (or two causes) within 80% of each other: "not sure", with what to measure next."""
+    unsure = [k for k in result["kernels"] if k["unsure"]]
+    assert "pagerank_push_hubs_fp32_cuda" in {k["name"] for k in unsure}  # latency 32% against contention 29%: a miss
+    assert not any(k["near_roof"] for k in unsure)  # near a roof whatever is left is small: nothing to measure
+    everything = result["accuracy"]["all"]
+    assert everything["hits_unsure"] <= 0.05 * (everything["kernels"] - everything["misses"])  # rare where it is right

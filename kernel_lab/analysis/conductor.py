@@ -32,7 +32,7 @@ NEAR_DRAM_PCT = 75.0  # DRAM throughput at which a memory-bound kernel is near i
 CUTS_WORK = frozenset(
     {"uncoalesced_global", "register_spills", "tensor_cores_unused", "warp_divergence", "atomic_contention", "launch_overhead"}
 )
-CLOSE, MIN_CLOSE = 0.8, 0.15  # a second cause within 80% of the first (and at least 15%) makes the ranking uncertain
+CLOSE, MIN_CLOSE = 0.8, 0.15  # a second reading within 80% of the first (and at least 15%) makes the ranking uncertain
 
 
 def rule_kind(rule: RuleResult) -> str | None:
@@ -82,7 +82,8 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
         ranked.append(replace(b, score=min(max(score, 0.0), 1.0), ncu_rules=rules))
     ranked.sort(key=lambda b: -b.score)
     kept = tuple(b for b in ranked if b.score >= MIN_SCORE)
-    return Diagnosis(kernel, kept, not_evaluated, roof, uncertainty(kept))
+    # near its roof, what is left is small whichever reading comes first: no call to measure more
+    return Diagnosis(kernel, kept, not_evaluated, roof, uncertainty(kept) if roof is None else None)
 
 
 def near_roof(kernel: Kernel) -> dict[str, Any] | None:
@@ -97,12 +98,14 @@ def near_roof(kernel: Kernel) -> dict[str, Any] | None:
 
 
 def uncertainty(ranked: tuple[Bottleneck, ...]) -> str | None:
-    """What to measure next when two causes explain about the same time, else None."""
-    causes = [b for b in ranked if b.kind not in registry.regimes()]
-    if len(causes) >= 2 and causes[1].score >= MIN_CLOSE and causes[1].score >= CLOSE * causes[0].score:
-        first, second = causes[0], causes[1]
+    """What to measure next when the first two readings explain about the same time, else None.
+
+    Either may be a regime (memory, compute or latency bound) or a cause: a cause close to a regime may be
+    why the kernel is in it, or beside it, and the profile alone cannot tell which of their fixes saves more."""
+    if len(ranked) >= 2 and ranked[1].score >= MIN_CLOSE and ranked[1].score >= CLOSE * ranked[0].score:
+        first, second = ranked[0], ranked[1]
         return (
-            f"Two causes explain about the same time: {first.kind} ({first.score:.0%}) and {second.kind} "
+            f"Two readings explain about the same time: {first.kind} ({first.score:.0%}) and {second.kind} "
             f"({second.score:.0%}); the profile cannot tell which one matters more. Fix one of them, profile "
             "again and compare the durations: the one whose fix saves more is the limiter."
         )
