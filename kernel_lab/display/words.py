@@ -52,7 +52,7 @@ def verdict_lines(d: Diagnosis) -> list[str]:
             " gain by tuning; the gains left are in doing less work or moving fewer bytes."
         )
     if d.uncertain is not None:
-        lines.append(f"Not sure: {d.uncertain}")
+        lines.append(f"Not sure. {d.uncertain}")
     return lines
 
 
