@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref, verdict_lines
 from kernel_lab.models import Bottleneck, Diagnosis
+from kernel_lab.results.tables import SUMMARY_COLUMNS
 
 if TYPE_CHECKING:
     from kernel_lab.results.profile import Result
@@ -60,9 +61,31 @@ _SUMMARY_FORMAT = {
 }
 
 
+#: short headers of the summary table (the DataFrame keeps its column names; each header's tooltip says what it is)
+_SUMMARY_HEADERS = {
+    "duration_us": "µs",
+    "sm_pct": "SM %",
+    "memory_pct": "memory %",
+    "dram_pct": "DRAM %",
+    "achieved_occupancy_pct": "occupancy %",
+    "theoretical_occupancy_pct": "theoretical %",
+    "occupancy_limiter": "limited by",
+    "registers_per_thread": "regs",
+    "shared_mem_per_block": "smem B",
+    "grid_size": "grid",
+    "block_size": "block",
+    "waves": "waves",
+    "dram_bytes": "DRAM bytes",
+    "top_bottleneck": "top bottleneck",
+}
+
+
 def _summary_table(result: Result) -> str:
     frame = result.summary.drop(columns=["launch"])
-    head = "".join(f"<th>{escape(c)}</th>" for c in frame.columns)
+    head = "".join(
+        f"<th title='{escape(c)}: {escape(SUMMARY_COLUMNS.get(c, c))}'>{escape(_SUMMARY_HEADERS.get(c, c))}</th>"
+        for c in frame.columns
+    )
     rows = []
     for _, row in frame.iterrows():
         cells = []
