@@ -6,7 +6,8 @@ For the cell (default benchmarks/teaching/add_tiny_block.py) and one fast launch
 median milliseconds of one call, measured (1) with ``triton.testing.do_bench`` here; (2) by the screen's
 own code (:class:`kernel_lab.verify.screen_worker.Screening`) in this process; (3) by the judge's own
 timing code (:meth:`kernel_lab.verify.sandbox.Sandbox.time`) in this process, as is (and at the commit
-``--before`` names, side by side) and with its inputs' per-call variation left out; (4) by the screen in its worker processes; (5) by the judge in its processes,
+``--before`` names, side by side), without its output fingerprints, and with its inputs' per-call
+variation left out; (4) by the screen in its worker processes; (5) by the judge in its processes,
 one candidate, then four. Where (3) matches (2) but (5) does not, the gap comes from around the judge's
 processes, not from its timing loop.
 """
@@ -50,6 +51,7 @@ def in_process(paths: dict[str, Path], before: Path | None) -> None:
     of kernel_lab at another commit, its sandbox module loaded beside this one), all in this process."""
     from triton.testing import do_bench
 
+    from kernel_lab.verify import sandbox
     from kernel_lab.verify.sandbox import Sandbox
     from kernel_lab.verify.screen_worker import Screening
 
@@ -72,6 +74,12 @@ def in_process(paths: dict[str, Path], before: Path | None) -> None:
         bench = do_bench(lambda cell=cell: cell.run(inputs), warmup=25, rep=200) if DEVICE == "cuda" else float("nan")
         screened = screening.time(ids[name], budget_ms=500, most=200)["ms"]
         varied = {label: judged(cls, path, inputs) for label, cls in boxes.items()}
+        fingerprint = sandbox._fingerprint
+        sandbox._fingerprint = lambda outputs, secret: torch.zeros(6, dtype=torch.float64)  # no GPU work after a call
+        try:
+            varied["judge loop, no fingerprints"] = judged(Sandbox, path, inputs)
+        finally:
+            sandbox._fingerprint = fingerprint
         box = boxes["judge loop"]("candidate", DEVICE)
         box.load(str(path))
         box.inputs[0] = tuple(t.to(torch.int32) if t.is_floating_point() else t for t in inputs)  # no per-call variation
