@@ -102,8 +102,9 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
     It need not when it changes only launch parameters of ``profiled`` (whose profile this is: the same
     code, so the same work and much the same traffic) and its estimated share of the roof that bounds it is
     still short of the roof. The estimate takes the time the judge saw saved per call off the kernel's
-    profiled duration: the judge's times also hold what a call costs besides the kernel (the launch, the
-    allocation of outputs), which a ratio of those times would count as the kernel's and so read too low.
+    profiled duration: the judge's times also hold what a call costs besides the kernel (~0.1 ms on the H100:
+    the launch from an idle GPU, and what its timing loop adds; benchmarks/judge_timing_gap_h100), which a
+    ratio of those times would count as the kernel's, and so read too low.
     Where the judge's times cannot be the profiled kernel's (the profiled version ran faster than its kernel
     under ncu, or more time was saved than the kernel took: another size), their ratio serves, as a lower
     bound. An estimate near the roof is checked by a profile (which the stop then cites)."""
