@@ -13,7 +13,7 @@ from kernel_lab.analysis import conductor
 from kernel_lab.analysis.roofline import roofline
 from kernel_lab.cells import CellSource, language
 from kernel_lab.errors import KernelLabError
-from kernel_lab.models import Bottleneck, Profile
+from kernel_lab.models import Bottleneck, Kernel, Profile
 from kernel_lab.profiling import Profiler, start_ahead
 from kernel_lab.rewrite import cannot_fix, why_nothing
 from kernel_lab.rewrite.base import Attempt, Candidate, Exploring, RewriteContext, Rewriter
@@ -82,9 +82,14 @@ def ranked(profile: Profile) -> list[tuple[str, Bottleneck]]:
     return sorted(found, key=lambda kb: -kb[1].score)
 
 
+def _launches(profile: Profile, kernel: str) -> list[Kernel]:
+    """The kernel's launches in the profile (its first launch when none has that name)."""
+    return [k for k in profile.kernels if k.name == kernel] or list(profile.kernels[:1])
+
+
 def _reached(profile: Profile, kernel: str) -> tuple[float, str] | None:
     """(fraction, roof) reached by the kernel's costliest launch in the profile, if its roofline says."""
-    launches = [k for k in profile.kernels if k.name == kernel] or profile.kernels[:1]
+    launches = _launches(profile, kernel)
     if not launches:
         return None
     return roofline(max(launches, key=lambda k: k.get(M.DURATION) or 0)).reached()
@@ -110,11 +115,10 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
     bound. An estimate near the roof is checked by a profile (which the stop then cites)."""
     before = 1.0 if profiled.number == 0 else profiled.speedup
     reached = _reached(profile, kernel)
-    kernel_ms = sum(k.get(M.DURATION) or 0.0 for k in profile.kernels if k.name == kernel) / 1e6
+    kernel_ms = sum(k.get(M.DURATION) or 0.0 for k in _launches(profile, kernel)) / 1e6
     if (
         reached is None
         or not before
-        or not current.speedup
         or not current.time_ms
         or not current.reference_ms
         or not kernel_ms
@@ -122,7 +126,7 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
     ):
         return None
     was_ms = current.reference_ms / before  # the profiled version's time in the judge's run of ``current``
-    saved_ms, gain = was_ms - current.time_ms, current.speedup / before
+    saved_ms, gain = was_ms - current.time_ms, was_ms / current.time_ms
     if kernel_ms * SAME_SIZE <= was_ms and saved_ms < kernel_ms:
         estimate = reached[0] * kernel_ms / (kernel_ms - saved_ms)
         how = f"{saved_ms:.3f} ms faster per call: {profiled.label}'s {kernel_ms:.3f} ms kernel then at about {estimate:.0%}"
