@@ -160,9 +160,12 @@ def strided(line: str, **metrics: float) -> Kernel:
 def test_uncoalesced_leaves_out_gathers_and_the_time_dram_still_needs():
     assert evaluate("uncoalesced_global", strided("x = tl.load(x_ptr + offs * 16)")).score == pytest.approx(0.8 * 0.9)
     assert evaluate("uncoalesced_global", strided("node = tl.load(next_ptr + node)")) is None  # a pointer chase
-    # at 91% of DRAM peak, moving only the bytes a coalesced kernel would (20 ideal sectors): 9% is left to win
-    at_roof = strided("x = tl.load(x_ptr + offs * 2)", **{M.DRAM_PCT: 91.0, M.DRAM_READ: 640.0, M.DRAM_WRITE: 0.0})
-    assert evaluate("uncoalesced_global", at_roof).score == pytest.approx(0.09)
+    # DRAM moves only the bytes a coalesced kernel would (20 ideal sectors), at 80% of the rate kernels reach
+    # (91% of ncu's peak): 20% is left to win; at that rate itself, nothing
+    near_roof = {M.DRAM_PCT: 0.8 * 91.0, M.DRAM_READ: 640.0, M.DRAM_WRITE: 0.0}
+    assert evaluate("uncoalesced_global", strided("x = tl.load(x_ptr + offs * 2)", **near_roof)).score == pytest.approx(0.2)
+    at_roof = strided("x = tl.load(x_ptr + offs * 2)", **{**near_roof, M.DRAM_PCT: 91.0})
+    assert evaluate("uncoalesced_global", at_roof).score == pytest.approx(0.0)
 
 
 def test_indirect_addresses_are_told_from_the_source():
