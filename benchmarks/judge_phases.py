@@ -9,6 +9,8 @@ input sets, each candidate's load, each input set it is checked on, the record o
 Prints one line per step with its start and duration (seconds since the round began) and a total per kind.
 ``--whole``: instead, ``kernel_lab.optimize`` itself after a profile of the cell (as ``%%optimize`` after
 ``%%profile``), ``--rounds`` rounds of four, every step timed from the call (the profiles and the waits too).
+``--sets``: instead, what the reference's process does for each of the judge's input sets, in this process
+(its sandbox, the same plan): make the inputs, the call on poisoned memory, the higher-precision "truth".
 """
 
 from __future__ import annotations
@@ -122,6 +124,31 @@ def whole(cell: Path, rounds: int) -> None:
     )
 
 
+def sets(cell: Path, device: str) -> None:
+    """The reference's work per input set (the judge's plan for ``cell``), each step timed after the GPU is done."""
+    import torch
+
+    from kernel_lab.settings import Settings
+    from kernel_lab.verify import sandbox
+    from kernel_lab.verify.inputs import plan
+
+    box = sandbox.Sandbox("reference", device)
+    began = time.monotonic()
+    loaded = box.load(str(cell))
+    print(f"== {cell.stem}: load {time.monotonic() - began:.2f} s")
+    for name in ("_call", "_truth"):
+        timed(sandbox.Sandbox, name, lambda b, *a, name=name: name.strip("_"))
+    timed(sandbox.Sandbox, "make", lambda b, specs: "in all")
+    for spec in plan([tuple(s) for s in loaded["shapes"]], Settings().seeds, loaded["sizes_known"]):
+        LOG.clear()
+        T0[0] = time.monotonic()
+        box.make([spec.to_json()])
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        steps = ", ".join(f"{step} {seconds:.3f}" for step, _, seconds in LOG)
+        print(f"  set {spec.id} {spec.describe()}: {time.monotonic() - T0[0]:.3f} s ({steps})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("cell", nargs="?", default=str(ROOT / "teaching" / "add_tiny_block.py"))
@@ -129,7 +156,11 @@ def main() -> None:
     parser.add_argument("--device", default=None)
     parser.add_argument("--parallel", type=int, default=0, help="candidates checked at once (default: the judge's)")
     parser.add_argument("--whole", action="store_true", help="kernel_lab.optimize after a profile, every step timed")
+    parser.add_argument("--sets", action="store_true", help="the reference's work per input set, in this process")
     args = parser.parse_args()
+    if args.sets:
+        sets(Path(args.cell), args.device or "cuda")
+        return
     instrument()
     if args.whole:
         whole(Path(args.cell), args.rounds)

@@ -7,7 +7,8 @@ median milliseconds of one call, measured (1) with ``triton.testing.do_bench`` h
 own code (:class:`kernel_lab.verify.screen_worker.Screening`) in this process; (3) by the judge's own
 timing code (:meth:`kernel_lab.verify.sandbox.Sandbox.time`) in this process, as is (and at the commit
 ``--before`` names, side by side), without its output fingerprints, and with its inputs' per-call
-variation left out; (4) by the screen in its worker processes; (5) by the judge in its processes,
+variation left out, and the device time of the cell's kernel alone in that loop (torch's profiler: no host
+launch time); (4) by the screen in its worker processes; (5) by the judge in its processes,
 one candidate, then four. Where (3) matches (2) but (5) does not, the gap comes from around the judge's
 processes, not from its timing loop.
 """
@@ -46,6 +47,23 @@ def judged(cls: type, path: Path, inputs: tuple) -> float:
     return statistics.median(box.time([0], 100, secret=2)[0]["events_ms"])
 
 
+def kernel_ms(path: Path, inputs: tuple) -> float:
+    """The median device time (ms) of one launch of the cell's own kernels in the judge's loop (torch's profiler):
+    the kernel alone, without what the host spends launching it, which the loop's CUDA events include."""
+    from kernel_lab.cells import kernel_names
+    from kernel_lab.verify.sandbox import Sandbox, _device_time
+
+    names = kernel_names(path.read_text())
+    box = Sandbox("candidate", DEVICE)
+    box.load(str(path))
+    box.inputs[0] = inputs
+    box.time([0], 10, secret=1)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        box.time([0], 100, secret=2)
+    own = [_device_time(e) for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA and e.name in names]
+    return statistics.median(own) / 1e3 if own else float("nan")
+
+
 def in_process(paths: dict[str, Path], before: Path | None) -> None:
     """(1)-(3): do_bench, the screen's loop and the judge's loop (and the judge's loop of ``before``: a copy
     of kernel_lab at another commit, its sandbox module loaded beside this one), all in this process."""
@@ -78,8 +96,11 @@ def in_process(paths: dict[str, Path], before: Path | None) -> None:
         sandbox._fingerprint = lambda outputs, secret: torch.zeros(6, dtype=torch.float64)  # no GPU work after a call
         try:
             varied["judge loop, no fingerprints"] = judged(Sandbox, path, inputs)
+            varied["its kernel alone, no fingerprints"] = kernel_ms(path, inputs) if DEVICE == "cuda" else float("nan")
         finally:
             sandbox._fingerprint = fingerprint
+        if DEVICE == "cuda":
+            varied["its kernel alone, with fingerprints"] = kernel_ms(path, inputs)
         fixed = tuple(t.to(torch.int32) if t.is_floating_point() else t for t in inputs)  # no per-call variation
         try:
             same = judged(Sandbox, path, fixed)

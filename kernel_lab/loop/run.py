@@ -160,7 +160,7 @@ def _proposals(
     say(
         Event(
             f"round {round_}: screened {rewriter.screened} launch configurations in {time.monotonic() - started:.0f} s;"
-            f" the {len(found)} fastest go to the judge",
+            + (f" the {len(found)} fastest go to the judge" if found else " none is faster than the version they vary"),
             round_,
             state="screening",
         )

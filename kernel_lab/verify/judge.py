@@ -303,6 +303,7 @@ class Judge:
         self._preparing: Future[None] | None = None  # its inputs and results being made, from start(prepare=True)
         self._made = threading.Event()  # they are made (or cannot be)
         self._warmed = False  # the reference's process has loaded the profiler
+        self._observing = threading.Lock()  # one record of the reference's kernels, asked by the first trial there
         self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
         self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
@@ -425,17 +426,21 @@ class Judge:
         self._warm(deadline)
 
     def _observe(self, deadline: float) -> None:
-        """Record what the reference launches, on its largest declared input set (once, before the first check:
-        on a GPU the judge has to itself)."""
-        checked = [e for e in self._expected.values() if not e.set.timing]
-        if self._broken is None and checked and self._observed_reference is None:
-            assert self._reference is not None
-            self._observed = max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes))
-            request = {"cmd": "observe", "set_id": self._observed.set.id}
-            try:
-                self._observed_reference, _ = self._reference.answer(request, deadline, "while recording its kernels")
-            except Stopped as stop:
-                self._break(stop)
+        """Record what the reference launches, on its largest declared input set (once, when the first candidate's
+        checks are over: only the names of kernels and operators are compared, so candidates may be checked
+        meanwhile). Waits for the reference's process to have loaded the profiler (see :meth:`_prepare`)."""
+        with self._observing:
+            if self._preparing is not None:
+                self._preparing.result()
+            checked = [e for e in self._expected.values() if not e.set.timing]
+            if self._broken is None and checked and self._observed_reference is None:
+                assert self._reference is not None
+                self._observed = max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes))
+                request = {"cmd": "observe", "set_id": self._observed.set.id}
+                try:
+                    self._observed_reference, _ = self._reference.answer(request, deadline, "while recording its kernels")
+                except Stopped as stop:
+                    self._break(stop)
 
     def _break(self, stop: Stopped) -> None:
         """The reference's process stopped: every verdict from now on says why."""
@@ -537,9 +542,9 @@ class Judge:
             if not self._prepared and self._broken is None:
                 self._prepared = True
                 self._prepare_or_break(deadline)
-            if self._preparing is not None:
-                self._preparing.result()
-            self._observe(deadline)
+            # the inputs and expected results; the reference's process may still be loading the profiler, which
+            # only the record of its kernels needs (after the first candidate's checks: see _observe)
+            self._made.wait()
             if self._broken is not None:
                 ended((trial.candidate for trial in trials), wait=False)
                 return [self._broken] * len(sources)
@@ -549,7 +554,7 @@ class Judge:
             def correct(index: int) -> Verdict | None:
                 say(index, "checking")
                 try:
-                    trials[index].check()
+                    trials[index].check(deadline)
                     return None
                 except (Stopped, Rejected) as stop:
                     trials[index].candidate.close()
@@ -557,6 +562,9 @@ class Judge:
 
             with ThreadPoolExecutor(max_workers=max(1, min(len(trials), self.parallel))) as pool:
                 verdicts: list[Verdict | None] = list(pool.map(correct, range(len(trials))))
+            if self._broken is not None:  # the reference stopped while its kernels were recorded
+                ended((trial.candidate for trial in trials), wait=False)
+                return [self._broken] * len(sources)
             right = [index for index, verdict in enumerate(verdicts) if verdict is None]
             for index in right:
                 say(index, "timing")
@@ -696,8 +704,9 @@ class _Trial:
         except Stopped as stop:
             self.unsent = stop
 
-    def check(self) -> None:
-        """Load the cell and check it on every input set; Rejected or Stopped, saying why, unless it is right."""
+    def check(self, reference_deadline: float) -> None:
+        """Load the cell and check it on every input set, then record its kernels beside the reference's (recorded
+        now if no candidate did yet, by ``reference_deadline``); Rejected or Stopped, saying why, unless it is right."""
         j = self.judge
         if self.unsent is not None:
             raise self.unsent
@@ -705,7 +714,9 @@ class _Trial:
         checked = [e for e in j._expected.values() if not e.set.timing]
         for k, expected in enumerate(checked, 1):
             self._check(expected, f"on input set {k} of {len(checked)} ({expected.set.describe()})")
-        self.warnings += self._whose_work()
+        j._observe(reference_deadline)
+        if j._observed_reference is not None:  # else the reference stopped: every verdict says so
+            self.warnings += self._whose_work()
 
     def verdict(self, correct: bool, reason: str, shapes: tuple[Timing, ...] = ()) -> Verdict:
         """The verdict, with the warnings that follow from the timings (the headline: the largest shape)."""
