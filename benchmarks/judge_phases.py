@@ -157,7 +157,12 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=0, help="candidates checked at once (default: the judge's)")
     parser.add_argument("--whole", action="store_true", help="kernel_lab.optimize after a profile, every step timed")
     parser.add_argument("--sets", action="store_true", help="the reference's work per input set, in this process")
+    parser.add_argument("--screen-workers", type=int, default=0, help="the screen's processes (default: the screen's)")
     args = parser.parse_args()
+    if args.screen_workers:
+        screen_module.Screener.__init__ = functools.partialmethod(  # type: ignore[method-assign]
+            screen_module.Screener.__init__, workers=args.screen_workers
+        )
     if args.sets:
         sets(Path(args.cell), args.device or "cuda")
         return
