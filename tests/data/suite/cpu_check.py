@@ -75,6 +75,12 @@ SMALL: dict[str, dict] = {
     "ray_sphere_depth_fp32_triton": dict(RAYS=600, SPHERES=40),
     "lut_pwl_act_bf16_triton": dict(N=5000),
     "segsum_few_long_bf16_triton": dict(SEGMENTS=3, MIN_LEN=3000, MAX_LEN=9000),
+    "black_scholes_fp32_triton": dict(N=5000),
+    "covariance_outer_bf16_triton": dict(SAMPLES=48, FEATURES=128),
+    "standardize_cols_3pass_fp16_triton": dict(ROWS=300, COLS=192),
+    "adler32_per_file_uint8_triton": dict(FILES=3, MIN_BYTES=20000, MAX_BYTES=60000),
+    "thomas_rows_fp32_triton": dict(SYSTEMS=300, NEQ=16),
+    "color_matrix_thumbnail_fp16_triton": {},
 }
 
 

@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-5 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-6 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -51,12 +51,18 @@ BATCH5="pagerank_pull_vertex_fp16_triton fft_stockham_tiny_fp32_triton int4_dequ
 ray_sphere_depth_fp32_triton lut_pwl_act_bf16_triton segsum_few_long_bf16_triton
 pagerank_push_hubs_fp32_cuda fwht_rowcol_smem_conflict_fp32_cuda bitplane_transpose64_local_int64_cuda
 pip_bbox_divergent_fp32_cuda lut3d_smem_uint8_cuda segsum_thread_per_seg_fp16_cuda"
+# held-out set 5
+BATCH6="black_scholes_fp32_triton covariance_outer_bf16_triton standardize_cols_3pass_fp16_triton
+adler32_per_file_uint8_triton thomas_rows_fp32_triton color_matrix_thumbnail_fp16_triton
+mc_asian_block_per_option_fp32_cuda smith_waterman_thread_pair_int16_cuda needleman_wunsch_warp_smem_int32_cuda
+word_count_per_doc_uint8_cuda lbm_d2q9_pull_fp32_cuda srgb_to_lab_fp16_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
   batch3) CELLS=$BATCH3 ;;
   batch4) CELLS=$BATCH4 ;;  # held-out set 3
   batch5) CELLS=$BATCH5 ;;  # held-out set 4
+  batch6) CELLS=$BATCH6 ;;  # held-out set 5
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
