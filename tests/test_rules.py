@@ -214,6 +214,17 @@ def test_more_warps_cannot_help_past_a_saturated_l2():
     assert evaluate("low_occupancy", kernel(**base, **{M.L2_PCT: 90.0})).score == pytest.approx(0.1)
 
 
+def test_a_limit_that_a_grid_of_less_than_one_wave_never_reaches_is_not_low_occupancy():
+    """Held-out set 5: 512 blocks of 4 warps on 132 SMs (0.48 waves) were told 'registers allow only 8 blocks per SM'
+    ahead of their memory bound, where each SM got about 4."""
+    limits = {
+        M.OCCUPANCY_LIMITS[n]: b for n, b in (("registers", 8.0), ("shared_memory", 16.0), ("warps", 16.0), ("block_size", 32.0))
+    }
+    base = {M.THEORETICAL_OCC: 50.0, M.SM_PCT: 15.0, M.MEM_PCT: 74.0, **limits}
+    assert evaluate("low_occupancy", kernel(**base, **{M.WAVES: 1.9})).score > 0
+    assert evaluate("low_occupancy", kernel(**base, **{M.WAVES: 0.48})) is None
+
+
 def test_a_busy_tensor_pipe_leaves_less_to_occupancy_and_latency():
     """Hopper's SM throughput leaves the tensor pipe out: a flash-attention kernel at SM 38% with its tensor pipe
     52% busy (held-out set 2) was told low occupancy first, ahead of its tail."""

@@ -7,6 +7,10 @@ stalls, as a share of all stalls), capped by the idle issue slots. The busiest u
 the memory system, each memory level (L1, L2, DRAM) and each pipe: the memory SOL does not include every part
 of L2, the SM throughput leaves Hopper's tensor pipe out, and a saturated unit leaves more warps nothing to gain.
 
+A grid of less than one wave (fewer blocks than the SMs can hold at once at this occupancy) never reaches the limit:
+each SM gets fewer blocks than the limiter allows, so lifting it changes nothing (more blocks would: the grid's size,
+not this limit, sets how many warps are resident) and the rule says nothing.
+
 The limiter is the resource that allows the fewest blocks; on a tie the block count and warps come before
 registers and shared memory (a one-warp program is limited by the block count whatever else ties with it,
 and more warps per program is its fix).
@@ -23,6 +27,7 @@ NEEDS = ((M.THEORETICAL_OCC, *M.OCCUPANCY_LIMITS.values()),)
 UNITS = (M.SM_PCT, M.MEM_PCT, M.L1_PCT, M.L2_PCT, M.DRAM_PCT)  # throughputs, % of peak: the busiest one saturates
 READS = (
     *UNITS,
+    M.WAVES,
     M.ISSUE_ACTIVE,
     M.ACHIEVED_OCC,
     M.REGISTERS,
@@ -70,7 +75,7 @@ def _advice(limiter: str, k: Kernel, blocks: int) -> str:
 
 def evaluate(k: Kernel) -> Bottleneck | None:
     theoretical = k.value(M.THEORETICAL_OCC)
-    if theoretical >= THRESHOLD_PCT:
+    if theoretical >= THRESHOLD_PCT or (k.has(M.WAVES) and k.value(M.WAVES) < 1):
         return None
     limits = {name: k.value(metric) for name, metric in M.OCCUPANCY_LIMITS.items()}
     limiter = min(TIE_ORDER, key=lambda name: (limits[name], TIE_ORDER.index(name)))
