@@ -8,7 +8,9 @@ compiling and checking each variant, timing), then the judge on the four fastest
 input sets, each candidate's load, each input set it is checked on, the record of its kernels, its timing).
 Prints one line per step with its start and duration (seconds since the round began) and a total per kind.
 ``--whole``: instead, ``kernel_lab.optimize`` itself after a profile of the cell (as ``%%optimize`` after
-``%%profile``), ``--rounds`` rounds of four, every step timed from the call (the profiles and the waits too).
+``%%profile``), ``--rounds`` rounds of four, every step timed from the call (the profiles and the waits too);
+``--pause S``: S seconds between the profile and the call; ``--ahead``: the processes the call takes are started
+after the profile, as the notebook does.
 ``--sets``: instead, what the reference's process does for each of the judge's input sets, in this process
 (its sandbox, the same plan): make the inputs, the call on poisoned memory, the higher-precision "truth".
 """
@@ -26,6 +28,7 @@ from typing import Any
 
 from kernel_lab.verify import judge as judge_module
 from kernel_lab.verify import screen as screen_module
+from kernel_lab.verify import workers
 
 ROOT = Path(__file__).resolve().parent
 LOG: list[tuple[str, float, float]] = []  # (step, start, seconds)
@@ -66,7 +69,7 @@ def instrument() -> None:
     timed(judge_module.Judge, "wait_prepared", lambda j: "screen: waits for the reference's results (the GPU quiet)")
     timed(judge_module.Judge, "_load", lambda j, d: "judge: reference's process boots and loads the cell")
 
-    original_ask = judge_module._Process.ask
+    original_ask = workers.Worker.ask
 
     def ask(self: Any, request: dict[str, Any], deadline: float, where: str) -> Any:
         began = time.monotonic()
@@ -77,7 +80,7 @@ def instrument() -> None:
                 with LOCK:
                     LOG.append((f"screen:   compile + check of variant {request['id']}", began - T0[0], time.monotonic() - began))
 
-    judge_module._Process.ask = ask  # type: ignore[method-assign]
+    workers.Worker.ask = ask  # type: ignore[method-assign]
 
 
 def variants(source: str) -> list[str]:
@@ -104,13 +107,19 @@ def report(title: str) -> None:
         print(f"  total {seconds:6.2f} s  {step}")
 
 
-def whole(cell: Path, rounds: int) -> None:
-    """``kernel_lab.optimize`` after a profile of ``cell``: its events and every step, timed from the call."""
+def whole(cell: Path, rounds: int, ahead: bool, pause: float) -> None:
+    """``kernel_lab.optimize`` after a profile of ``cell`` and ``pause`` seconds (a user reading the hints): its events
+    and every step, timed from the call. ``ahead``: the processes it takes are started after the profile, as the
+    notebook does (``kernel_lab.api.start_ahead``)."""
     import kernel_lab
+    from kernel_lab import api
     from kernel_lab.profiling import base
 
     timed(base.Fallback, "collect", lambda f, *a: "profile: ncu (a version of the cell)")
     first = kernel_lab.profile(cell).profile
+    if ahead:
+        api.start_ahead()
+    time.sleep(pause)
     LOG.clear()
     T0[0] = time.monotonic()
 
@@ -118,9 +127,11 @@ def whole(cell: Path, rounds: int) -> None:
         with LOCK:
             LOG.append((f"event: {e.message}", time.monotonic() - T0[0], 0.0))
 
+    started = workers.ready()
     result = kernel_lab.optimize(cell, rounds=rounds, candidates=4, profile=first, on_event=event)
     report(
         f"== {cell.stem}: {time.monotonic() - T0[0]:.1f} s, {len(result.session.versions)} versions; stopped: {result.stopped}"
+        f" ({started} processes started ahead)"
     )
 
 
@@ -158,6 +169,8 @@ def main() -> None:
     parser.add_argument("--whole", action="store_true", help="kernel_lab.optimize after a profile, every step timed")
     parser.add_argument("--sets", action="store_true", help="the reference's work per input set, in this process")
     parser.add_argument("--screen-workers", type=int, default=0, help="the screen's processes (default: the screen's)")
+    parser.add_argument("--ahead", action="store_true", help="--whole: start the processes ahead after the profile")
+    parser.add_argument("--pause", type=float, default=0.0, help="--whole: seconds between the profile and the optimize")
     args = parser.parse_args()
     if args.screen_workers:
         screen_module.Screener.__init__ = functools.partialmethod(  # type: ignore[method-assign]
@@ -168,7 +181,7 @@ def main() -> None:
         return
     instrument()
     if args.whole:
-        whole(Path(args.cell), args.rounds)
+        whole(Path(args.cell), args.rounds, args.ahead, args.pause)
         return
     source = Path(args.cell).read_text()
     pool = variants(source)

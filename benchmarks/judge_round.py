@@ -22,6 +22,7 @@ import kernel_lab
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge
 from kernel_lab.verify import judge as J
+from kernel_lab.verify import workers as W
 
 HERE = Path(__file__).resolve().parent / "teaching"
 OLD = "64),)](x, y, out, x.numel(), BLOCK=64, num_warps=4)"
@@ -56,7 +57,7 @@ def main() -> None:
     args = parser.parse_args()
     print("kernel_lab from", Path(kernel_lab.__file__).parent, flush=True)
     J.Judge._prepare = timed("reference's preparation", J.Judge._prepare)
-    J._Process.more = timed("answer from the ", J._Process.more, lambda self, *a, **k: self.who)
+    W.Worker.more = timed("answer from the ", W.Worker.more, lambda self, *a, **k: self.who)
     J._Trial.check = timed("candidate's checks (each, in parallel)", J._Trial.check)
     J._Trial.time = timed("candidate's timing (each, one at a time)", J._Trial.time)
     source = (HERE / f"{args.cell}.py").read_text()

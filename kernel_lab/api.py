@@ -156,3 +156,16 @@ def optimize(
         finally:
             profiling.close(profiler)
     return OptimizeResult.of(run)
+
+
+def start_ahead() -> None:
+    """On a GPU machine, start the processes the next :func:`optimize` screens and judges in (the screen's workers,
+    a reference's, a round's candidates': Python, torch and Triton load in them; none holds a cell or a CUDA context
+    until used, and each is used once).
+    The notebook calls this after ``%%profile`` and ``%%optimize`` (setting ``optimize_ahead``)."""
+    from kernel_lab.profiling.ncu import has_gpu
+    from kernel_lab.verify import judge, screen, workers
+
+    if has_gpu():
+        wanted = {(workers.SCREEN, "screen"): screen.count(None), (workers.SANDBOX, "reference"): 1}
+        workers.ahead(wanted | {(workers.SANDBOX, "candidate"): judge.parallel()}, None)

@@ -180,6 +180,8 @@ class KernelLabMagics(_SettingsTraits):
             self._profiled[self._key(cell, settings)] = result.profile
             while len(self._profiled) > self.KEPT:
                 del self._profiled[next(iter(self._profiled))]
+            if settings.optimize_ahead:
+                api.start_ahead()
         return result
 
     def _fresh_profiler(self, settings: Settings) -> Profiler:
@@ -220,6 +222,8 @@ class KernelLabMagics(_SettingsTraits):
         known = self._profiled.get(self._key(cell, settings))  # %%profile of this very cell: round 1 starts there
         result = api.optimize(cell, replay=args.replay, on_event=on_event, settings=settings, profile=known)
         log.update(HTML(STYLE + progress.finished()))
+        if settings.optimize_ahead and args.replay is None:
+            api.start_ahead()
         result.cell = running_cell()  # lets the panel's Apply put a version into this very cell
         return result
 

@@ -46,6 +46,12 @@ class Settings:
         "after %%profile in a fresh process, start the next one under ncu, waiting (one idle process with a CUDA context)",
         cli=False,
     )
+    optimize_ahead: bool = _option(
+        True,
+        "after %%profile and %%optimize on a GPU, start the processes the next %%optimize screens and judges in"
+        " (Python, torch and Triton loaded, no cell, no CUDA context: about 0.4 GB of memory each)",
+        cli=False,
+    )
     # -- optimizing -------------------------------------------------------------------------------------
     rounds: int = _option(3, "at most this many rounds of profile, rewrite, verify")
     rewriter: str | None = _option(

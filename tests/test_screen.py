@@ -9,6 +9,8 @@ import kernel_lab
 from kernel_lab import samples
 from kernel_lab.rewrite import search
 from kernel_lab.rewrite.base import RewriteContext
+from kernel_lab.settings import Settings
+from kernel_lab.verify import Judge, workers
 from kernel_lab.verify.screen import Screener, parameter_only
 
 CELLS = Path(__file__).resolve().parent / "cells"
@@ -91,3 +93,27 @@ def test_optimize_screens_then_judges_only_the_fastest(tmp_path):
     versions = result.session.versions[1:]
     assert 1 <= len(versions) <= 2 and all("in the screen" in v.explanation for v in versions)
     assert all(v.correct for v in versions)  # the finalists still went through the judge
+
+
+def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_ones_come_back():
+    workers.clear()
+    workers.ahead({(workers.SCREEN, "screen"): 1, (workers.SANDBOX, "reference"): 1, (workers.SANDBOX, "candidate"): 1}, "cpu")
+    assert workers.ready() == 3
+    pids = {w.who: w.proc.pid for group in workers._ready.values() for w in group}
+    dead = workers.start(workers.SCREEN, "screen", "cpu", 1.0)  # one that died meanwhile is never handed out
+    dead.close()
+    dead.wait()
+    workers.keep([dead])
+    with Screener(ADD, device="cpu", workers=1) as screen, Judge(ADD, Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+        original, _ = screen.screen([])
+        assert original.ms and screen._workers[0].proc.pid == pids["screen"]
+        assert judge.check(ADD).correct and judge._reference is not None and judge._reference.proc.pid == pids["reference"]
+        assert workers.ready() == 0  # each taken once (the candidate's too)
+        screen.rest()  # a fresh, unloaded worker for the next round: unused, it goes back when the screen closes
+        spare = screen._booted[0].proc.pid
+        spare_candidate = judge._spare[0][0].proc.pid  # the next round's, started during this one: never given a cell
+    assert workers.ready() == 2
+    assert workers._ready[(workers.SCREEN, "screen", "cpu")][0].proc.pid == spare
+    assert workers._ready[(workers.SANDBOX, "candidate", "cpu")][0].proc.pid == spare_candidate
+    workers.clear()
+    assert workers.ready() == 0

@@ -1,7 +1,7 @@
 """Verification: is a candidate version of a cell correct, and is it faster? (No torch imported here.)
 
 ``verify(reference_source, candidate_source)`` returns a :class:`Verdict`; the work happens in a
-subprocess (:mod:`kernel_lab.verify.worker`) so a hanging or crashing candidate cannot take the caller down.
+subprocess (:mod:`kernel_lab.verify.sandbox`, started by :mod:`kernel_lab.verify.workers`) so a hanging or crashing candidate cannot take the caller down.
 """
 
 from __future__ import annotations

@@ -31,12 +31,11 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +43,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kernel_lab import fastbuild, hardware
 from kernel_lab.cells import kernel_names
-from kernel_lab.processes import child_env, kill_group, signal_name
 from kernel_lab.settings import Settings
-from kernel_lab.verify import handover, protocol
+from kernel_lab.verify import handover, workers
 from kernel_lab.verify.inputs import InputSet, plan
 from kernel_lab.verify.verdict import SUSPICIOUS_SPEEDUP, Timing, Verdict
+from kernel_lab.verify.workers import Stopped, Worker, ended
 
 if TYPE_CHECKING:
     import torch
@@ -82,10 +81,6 @@ class Judging(Protocol):
     """What the optimize loop needs of a judge: a round's candidates judged against its reference."""
 
     def check_many(self, sources: list[str], on_event: JudgeEvents | None = None) -> list[Verdict]: ...
-
-
-class Stopped(Exception):
-    """A process ran past the deadline, died, or broke the protocol; the message says which, in words."""
 
 
 class Rejected(Exception):
@@ -146,108 +141,6 @@ def scratch(device: str | None) -> torch.device:
     return torch.device(device if device.startswith("cuda") and torch.cuda.is_available() else "cpu")
 
 
-class _Process:
-    """A sandbox process (reference or candidate), spoken to through private pipes."""
-
-    def __init__(
-        self, who: str, device: str | None, folder: Path, timeout: float, module: str = "kernel_lab.verify.sandbox"
-    ) -> None:
-        self.who, self.timeout = who, timeout
-        requests_r, self.requests = protocol.pipe()
-        self.replies, replies_w = protocol.pipe()
-        self.log = folder / f"{who}.log"
-        env = child_env(MALLOC_MMAP_THRESHOLD_=str(32 << 20), MALLOC_TRIM_THRESHOLD_=str(1 << 40))
-        if device == "cpu":
-            env.update(CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
-        command = [
-            sys.executable,
-            "-m",
-            module,
-            who,
-            "--requests",
-            str(requests_r),
-            "--replies",
-            str(replies_w),
-        ]
-        command += ["--device", device] if device else []
-        with self.log.open("w") as log:
-            self.proc = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=folder,
-                start_new_session=True,
-                pass_fds=(requests_r, replies_w),
-            )
-        os.close(requests_r)
-        os.close(replies_w)
-        self._closed = weakref.finalize(self, _Process._kill, self.proc, self.requests, self.replies)
-
-    @staticmethod
-    def _kill(proc: subprocess.Popen, *fds: int) -> None:
-        kill_group(proc.pid)
-        for fd in fds:
-            os.close(fd)
-
-    def close(self) -> None:
-        """Kill the process (its whole group) without waiting for it to be gone: see :meth:`wait`."""
-        self._closed()
-
-    def wait(self) -> None:
-        """Wait until the closed process is gone (a process with a CUDA context takes a while to die: close
-        many, then wait for each)."""
-        self.proc.wait()
-
-    def send(self, request: dict[str, Any], where: str, tensors: list[Any] | None = None) -> None:
-        """Send one request (its answer is read with :meth:`more`); Stopped when the process is gone."""
-        try:
-            protocol.send(self.requests, request, tensors)
-        except (protocol.ProtocolError, OSError):
-            raise Stopped(self._ended(where)) from None
-
-    def ask(self, request: dict[str, Any], deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
-        """Send one request and read the answer; Stopped (in words, with ``where``) when it does not come."""
-        self.send(request, where)
-        return self.more(deadline, where)
-
-    def more(self, deadline: float, where: str) -> tuple[dict[str, Any], list[Any]]:
-        """The next message of an answer in several parts."""
-        try:
-            return protocol.receive(self.replies, deadline=deadline)
-        except protocol.Timeout:
-            self.close()
-            raise Stopped(f"the {self.who} did not finish within {self.timeout:g} s {where}") from None
-        except (protocol.ProtocolError, OSError):
-            raise Stopped(self._ended(where)) from None
-
-    def answer(
-        self, request: dict[str, Any], deadline: float, where: str, *, located: bool = False, tensors: list[Any] | None = None
-    ) -> tuple[dict[str, Any], list[Any]]:
-        """:meth:`ask`, and an error the cell reported becomes Stopped too (``located``: its message says where)."""
-        self.send(request, where, tensors)
-        return self.answered(deadline, where, located=located)
-
-    def answered(self, deadline: float, where: str, *, located: bool = False) -> tuple[dict[str, Any], list[Any]]:
-        """The answer to a request sent earlier, as :meth:`answer` gives it."""
-        header, tensors = self.more(deadline, where)
-        if "error" in header:
-            raise Stopped(f"the {self.who} {header['error']}" + ("" if located else f" {where}"))
-        return header, tensors
-
-    def _ended(self, where: str) -> str:
-        try:
-            status = self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.close()
-            return f"the {self.who} broke off talking to the judge {where}"
-        lines = [s.strip() for s in self.log.read_text(errors="replace").splitlines() if s.strip()]
-        last = f": {lines[-1][:300]}" if lines else ""
-        if status < 0:
-            return f"the {self.who} crashed ({signal_name(-status)}) {where}"
-        return f"the {self.who} ended its process (exit status {status}) {where}{last}"
-
-
 def _in_background(work: Callable[[float], T], deadline: float) -> Future[T]:
     """``work(deadline)`` on a thread of its own; its result (or exception) in the future returned."""
     pool = ThreadPoolExecutor(1)
@@ -256,18 +149,9 @@ def _in_background(work: Callable[[float], T], deadline: float) -> Future[T]:
     return future
 
 
-def ended(processes: Iterable[_Process], *, wait: bool = True) -> None:
-    """Close each process, then wait until all are gone (they die in parallel); ``wait=False``: they are
-    waited for in the background (a judge done with its processes need not watch them die: seconds with
-    CUDA contexts)."""
-    processes = list(processes)
-    for process in processes:
-        process.close()
-    if wait:
-        for process in processes:
-            process.wait()
-    elif processes:
-        threading.Thread(target=ended, args=(processes,), daemon=True).start()
+def parallel() -> int:
+    """How many candidates a judge checks at once (a process each: Python, torch and compilers work in parallel)."""
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
 
 
 class Judge:
@@ -284,7 +168,7 @@ class Judge:
         self.time = time
         self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_judge_"))
         self.reference_source = reference_source
-        self._reference: _Process | None = None
+        self._reference: Worker | None = None
         self._expected: dict[int, Expected] = {}
         self._timing: dict[tuple, list[InputSet]] = {}
         self._notes: list[str] = []
@@ -296,9 +180,8 @@ class Judge:
         self._held = 0  # bytes of the reference's results kept there
         self._params: list[str] = []
         self._lock = threading.Lock()
-        self._candidates = 0
         self._widest = 1  # the most candidates judged in one round so far
-        self._spare: list[tuple[_Process, Path]] = []
+        self._spare: list[tuple[Worker, Path]] = []
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
         self._preparing: Future[None] | None = None  # its inputs and results being made, from start(prepare=True)
         self._made = threading.Event()  # they are made (or cannot be)
@@ -306,7 +189,7 @@ class Judge:
         self._observing = threading.Lock()  # one record of the reference's kernels, asked by the first trial there
         self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
-        self.parallel = max(1, min(4, (os.cpu_count() or 2) // 2))  # candidates checked at once
+        self.parallel = parallel()  # candidates checked at once
         weakref.finalize(self, shutil.rmtree, self.folder, True)
 
     @functools.cached_property
@@ -323,7 +206,7 @@ class Judge:
     def close(self) -> None:
         if self._header is not None:
             self._header.poll()  # left to finish: the next judge of a CUDA cell uses the header too
-        ended((process for process, _ in self._spare), wait=False)
+        workers.keep(process for process, _ in self._spare)  # never given a cell: the next judge's
         self._spare = []
         self._lending.close()
         pending = self._preparing or self._loading
@@ -366,12 +249,12 @@ class Judge:
             self._made.wait()
 
     def _load(self, deadline: float, *, warm: bool = False) -> dict[str, Any]:
-        """Start the reference's process and load its cell there (``warm``: then what recording its kernels needs)."""
-        folder = self.folder / "reference"
-        folder.mkdir()
-        cell = folder / "cell.py"
+        """Start the reference's process (or take one started ahead: :mod:`kernel_lab.verify.workers`) and load its
+        cell there (``warm``: then what recording its kernels needs)."""
+        timeout = max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
+        self._reference = workers.take(workers.SANDBOX, "reference", self.device, timeout)
+        cell = self._reference.log.parent / "cell.py"
         cell.write_text(self.reference_source)
-        self._reference = _Process("reference", self.device, folder, max(self.settings.verify_timeout, REFERENCE_TIMEOUT))
         loaded, _ = self._reference.answer(
             {"cmd": "load", "path": str(cell)},
             deadline,
@@ -508,14 +391,13 @@ class Judge:
 
     # candidates ----------------------------------------------------------------------------------------
 
-    def _spawn(self) -> tuple[_Process, Path]:
-        """A candidate process, started before its cell is known (Python, torch and CUDA load meanwhile)."""
-        self._candidates += 1
-        folder = self.folder / f"candidate_{self._candidates}"
-        folder.mkdir()
-        return _Process("candidate", self.device, folder, self.settings.verify_timeout), folder
+    def _spawn(self) -> tuple[Worker, Path]:
+        """A candidate process, started before its cell is known (Python, torch and CUDA load meanwhile), or one
+        started ahead that has loaded nothing (:mod:`kernel_lab.verify.workers`); its folder is its own."""
+        worker = workers.take(workers.SANDBOX, "candidate", self.device, self.settings.verify_timeout)
+        return worker, worker.log.parent
 
-    def _started(self) -> tuple[_Process, Path]:
+    def _started(self) -> tuple[Worker, Path]:
         """A started candidate process: the spare started earlier, else a new one."""
         return self._spare.pop(0) if self._spare else self._spawn()
 
@@ -687,7 +569,7 @@ class Judge:
 class _Trial:
     """One candidate's judgement (the steps of :meth:`Judge.check`)."""
 
-    def __init__(self, judge: Judge, candidate: _Process, folder: Path, source: str) -> None:
+    def __init__(self, judge: Judge, candidate: Worker, folder: Path, source: str) -> None:
         """Write the cell beside the candidate's process and have it start loading (its answer is read by :meth:`check`)."""
         self.judge, self.candidate, self.source = judge, candidate, source
         self.path = folder / "cell.py"

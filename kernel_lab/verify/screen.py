@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Protocol
 
 from kernel_lab.settings import Settings
-from kernel_lab.verify.judge import Stopped, _Process, ended
+from kernel_lab.verify import workers
+from kernel_lab.verify.workers import Stopped, Worker, ended
 
 PREPARE_TIMEOUT = 120.0  # seconds to compile and check one variant
 TIME_BUDGET_MS = 40.0  # timing of one variant: calls within this budget (at least 3)
@@ -92,19 +93,23 @@ def parameter_only(original: str, variant: str) -> bool:
     return a == b
 
 
+def count(device: str | None) -> int:
+    """How many worker processes a screen runs on ``device`` (variants compile in parallel, one per process)."""
+    cpus = os.cpu_count() or 2
+    return 1 if device == "cpu" or cpus < 8 else min(8, cpus // 2)
+
+
 class Screener:
     """Screens parameter variants of one cell; holds its worker processes (use as a context manager)."""
 
     def __init__(self, original: str, settings: Settings | None = None, device: str | None = None, workers: int = 0) -> None:
         self.original, self.settings, self.device = original, settings or Settings(), device
-        cpus = os.cpu_count() or 2
-        self.count = workers or (1 if device == "cpu" or cpus < 8 else min(8, cpus // 2))
+        self.count = workers or count(device)
         self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_screen_"))
         weakref.finalize(self, shutil.rmtree, self.folder, True)
-        self._workers: list[_Process] = []  # loaded: the original and the screening input are there
-        self._booted: list[_Process] = []  # started ahead, nothing loaded yet
+        self._workers: list[Worker] = []  # loaded: the original and the screening input are there
+        self._booted: list[Worker] = []  # started ahead, nothing loaded yet
         self._variants = 0
-        self._started = 0  # worker processes started
         self.seed = random.SystemRandom().randrange(1 << 31)
         self.broken: str | None = None  # why nothing can be screened (the original fails here)
         self._original: Screened | None = None  # the original's time, taken once
@@ -130,17 +135,16 @@ class Screener:
         self.start()
 
     def close(self) -> None:
-        """Stop every worker (they die in the background)."""
-        ended(self._workers + self._booted, wait=False)
+        """Stop the workers that loaded the original (they die in the background); those that loaded nothing are
+        kept for the next screen (:func:`kernel_lab.verify.workers.keep`)."""
+        ended(self._workers, wait=False)
+        workers.keep(self._booted)
         self._workers, self._booted = [], []
 
-    def _boot(self) -> _Process:
-        self._started += 1
-        folder = self.folder / f"worker_{self._started}"
-        folder.mkdir()
-        return _Process("screen", self.device, folder, PREPARE_TIMEOUT, module="kernel_lab.verify.screen_worker")
+    def _boot(self) -> Worker:
+        return workers.take(workers.SCREEN, "screen", self.device, PREPARE_TIMEOUT)
 
-    def _load(self, worker: _Process) -> _Process:
+    def _load(self, worker: Worker) -> Worker:
         """``worker`` with the original loaded and the screening input made (Stopped when it cannot)."""
         request = {"cmd": "load", "path": str(self.folder / "original.py"), "seed": self.seed}
         worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
@@ -180,7 +184,7 @@ class Screener:
                 if self.broken is not None:
                     return
                 self._variants += 1
-                path = self._workers[w].log.parent / f"variant_{self._variants}.py"
+                path = self.folder / f"variant_{self._variants}.py"
                 path.write_text(variants[index])
                 request = {"cmd": "prepare", "id": self._variants, "path": str(path)}
                 request |= {"rtol": self.settings.rtol, "atol": self.settings.atol}
