@@ -206,7 +206,11 @@ class Judge:
     def close(self) -> None:
         if self._header is not None:
             self._header.poll()  # left to finish: the next judge of a CUDA cell uses the header too
-        workers.keep(process for process, _ in self._spare)  # never given a cell: the next judge's
+        spare = [process for process, _ in self._spare]  # never given a cell: the next judge's, if kept
+        if self.settings.optimize_ahead:
+            workers.keep(spare)
+        else:
+            ended(spare, wait=False)
         self._spare = []
         self._lending.close()
         pending = self._preparing or self._loading

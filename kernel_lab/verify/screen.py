@@ -136,9 +136,12 @@ class Screener:
 
     def close(self) -> None:
         """Stop the workers that loaded the original (they die in the background); those that loaded nothing are
-        kept for the next screen (:func:`kernel_lab.verify.workers.keep`)."""
+        kept for the next screen (:func:`kernel_lab.verify.workers.keep`) unless ``optimize_ahead`` is off."""
         ended(self._workers, wait=False)
-        workers.keep(self._booted)
+        if self.settings.optimize_ahead:
+            workers.keep(self._booted)
+        else:
+            ended(self._booted, wait=False)
         self._workers, self._booted = [], []
 
     def _boot(self) -> Worker:
