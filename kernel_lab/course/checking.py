@@ -215,8 +215,11 @@ def _grade(
     return crits, credit if all(c.met for c in crits) else min(credit, 0.95)
 
 
-def _still_shows(f: Facts) -> str:
-    top = f.top
+def _still_shows(f: Facts, gone: tuple[str, ...]) -> str:
+    """What the profile still shows: its first bottleneck of a kind the target wants gone (the criterion not met),
+    else the conductor's first."""
+    left = [b for kind in gone if (b := f.bottleneck(kind)) is not None and b.score >= STILL_THERE]
+    top = left[0] if left else f.top
     if top is None:
         return "Your version's profile ranks no bottleneck."
     first = top.hint.split(". ")[0]
@@ -312,7 +315,7 @@ def check(
             met = all(c.met for c in crits)
             msgs = [*more, "It was judged correct on the H100 when it was recorded; graded from that recording:"]
             if not met and f is not None:
-                msgs.append(_still_shows(f).replace("Your version's profile", "Its recorded profile"))
+                msgs.append(_still_shows(f, ex.target.gone).replace("Your version's profile", "Its recorded profile"))
             score = CORRECT_POINTS + round((100 - CORRECT_POINTS) * credit)
             return done(
                 "passed" if met else "short of the target", score, msgs, shown=tuple(x for x in (f,) if x), criteria=tuple(crits)
@@ -334,7 +337,7 @@ def check(
             score = CORRECT_POINTS + round((100 - CORRECT_POINTS) * credit)
             status = "passed" if met else "short of the target"
             if not met and f is not None:
-                msgs.append(_still_shows(f).replace("Your version's profile", "Its recorded profile"))
+                msgs.append(_still_shows(f, ex.target.gone).replace("Your version's profile", "Its recorded profile"))
             return done(status, score, msgs, verdict=verdict, shown=tuple(x for x in (f,) if x), criteria=tuple(crits))
         msgs.append("The reference solution, recorded on the H100 — the target to beat:")
         return done("correct on the CPU interpreter", CORRECT_POINTS, msgs, verdict=verdict, shown=(reference,))
@@ -364,7 +367,7 @@ def check(
     met = all(c.met for c in crits)
     msgs.append(yours.sentence())
     if not met:
-        msgs.append(_still_shows(yours))
+        msgs.append(_still_shows(yours, ex.target.gone))
     score = CORRECT_POINTS + round((100 - CORRECT_POINTS) * credit)
     return done(
         "passed" if met else "short of the target",

@@ -76,6 +76,10 @@ class Facts:
         """The conductor's first-ranked bottleneck of the longest kernel."""
         return self.main.top
 
+    def bottleneck(self, kind: str) -> Bottleneck | None:
+        """The longest kernel's bottleneck of this kind, if the conductor ranks it."""
+        return next((b for b in self.main.bottlenecks if b.kind == kind), None)
+
     @property
     def dram_bytes(self) -> float:
         """Bytes the kernels read from and wrote to DRAM, as measured."""
