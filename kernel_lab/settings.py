@@ -49,7 +49,7 @@ class Settings:
     optimize_ahead: bool = _option(
         True,
         "after %%profile and %%optimize on a GPU, start the processes the next %%optimize screens and judges in"
-        " (Python, torch and Triton loaded, no cell, no CUDA context: about 0.4 GB of memory each)",
+        " (Python, torch and Triton loaded, no cell, no CUDA context: a few hundred MB of memory each)",
         cli=False,
     )
     # -- optimizing -------------------------------------------------------------------------------------
