@@ -116,6 +116,9 @@ def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_
     assert workers._ready[(workers.SCREEN, "screen", "cpu")][0].proc.pid == spare
     assert workers._ready[(workers.SANDBOX, "candidate", "cpu")][0].proc.pid == spare_candidate
     workers.clear()
+    used = workers.start(workers.SANDBOX, "candidate", "cpu", 1.0)
+    workers.ended([used])  # gone with its folder (its cell, its log)
+    assert not used.log.parent.exists()
     off = Settings(optimize_ahead=False)  # then a screen's and a judge's spare processes end with them
     with Screener(ADD, off, device="cpu", workers=1) as screen, Judge(ADD, off, "cpu", time=False) as judge:
         screen.start()

@@ -136,15 +136,16 @@ class Worker:
 
 
 def ended(processes: Iterable[Worker], *, wait: bool = True) -> None:
-    """Close each process, then wait until all are gone (they die in parallel); ``wait=False``: they are
-    waited for in the background (a judge done with its processes need not watch them die: seconds with
-    CUDA contexts)."""
+    """Close each process, then wait until all are gone (they die in parallel) and remove their folders (a cell, a
+    log); ``wait=False``: they are waited for in the background (a judge done with its processes need not watch them
+    die: seconds with CUDA contexts)."""
     processes = list(processes)
     for process in processes:
         process.close()
     if wait:
         for process in processes:
             process.wait()
+            shutil.rmtree(process.log.parent, ignore_errors=True)
     elif processes:
         threading.Thread(target=ended, args=(processes,), daemon=True).start()
 
