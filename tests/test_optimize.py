@@ -230,3 +230,17 @@ def test_the_loop_profiles_only_what_its_next_decision_needs(tmp_path):
     best = s.best()
     assert profiler.cells == [s.original.source, best.source]  # v000, then the best for the before/after view
     assert (s.folder(best) / "profile.ncu-rep").is_file() and s.versions[1].top_bottleneck in (None, "small_grid")
+
+
+def test_a_version_near_its_roof_by_the_judges_times_is_profiled_and_the_round_says_what_the_profile_read(tmp_path):
+    profiler = EveryCell(samples.report("memory_bound"))  # at 88% of the DRAM roof: short of the 90% stop
+    events = []
+    kernel_lab.optimize(
+        _add(64), rounds=2, candidates=1, root=tmp_path, profiler=profiler, rewriter=Wider(), on_event=events.append
+    )
+    said = [e.message for e in events if e.round == 2]
+    # the interpreter's speed-up on the test's small size, over 88%: past the roof by that profile, so it is checked
+    assert said[0].startswith("round 2: profiling v001: near its roof by the judge's times (at ") and said[0].endswith(
+        "the DRAM roof or past it by that profile)"
+    ), said
+    assert any(m.startswith("round 2: v001 at 88% of the DRAM roof; top bottleneck ") for m in said), said

@@ -101,18 +101,17 @@ def near_roof(profile: Profile, kernel: str) -> str | None:
     return f"{reached[0]:.0%} of the {reached[1]} roof" if reached and reached[0] >= NEAR_ROOF else None
 
 
-def carried(profile: Profile, kernel: str, profiled: Version, current: Version) -> str | None:
-    """Why ``current`` need not be profiled before the next round, or None when it must be.
+def placed(profile: Profile, kernel: str, profiled: Version, current: Version) -> tuple[float, str] | None:
+    """(the estimated share of its roof, how it was estimated and where that puts it) of ``current`` when it changes only launch
+    parameters of ``profiled`` (whose profile this is: the same code, so the same work and much the same traffic)
+    and the judge timed it; else None.
 
-    It need not when it changes only launch parameters of ``profiled`` (whose profile this is: the same
-    code, so the same work and much the same traffic) and its estimated share of the roof that bounds it is
-    still short of the roof. The estimate takes the time the judge saw saved per call off the kernel's
-    profiled duration: the judge's times also hold what a call costs besides the kernel (~0.1 ms on the H100:
-    the launch from an idle GPU, and what its timing loop adds; benchmarks/judge_timing_gap_h100), which a
-    ratio of those times would count as the kernel's, and so read too low.
-    Where the judge's times cannot be the profiled kernel's (the profiled version ran faster than its kernel
-    under ncu, or more time was saved than the kernel took: another size), their ratio serves, as a lower
-    bound. An estimate near the roof is checked by a profile (which the stop then cites)."""
+    The estimate takes the time the judge saw saved per call off the kernel's profiled duration: the judge's times
+    also hold what a call costs besides the kernel (~0.1 ms on the H100: the launch from an idle GPU, and what its
+    timing loop adds; benchmarks/judge_timing_gap_h100), which a ratio of those times would count as the kernel's,
+    and so read too low. Where the judge's times cannot be the profiled kernel's (the profiled version ran faster
+    than its kernel under ncu, or more time was saved than the kernel took: another size), their ratio serves, as a
+    lower bound."""
     before = 1.0 if profiled.number == 0 else profiled.speedup
     reached = _reached(profile, kernel)
     kernel_ms = sum(k.get(M.DURATION) or 0.0 for k in _launches(profile, kernel)) / 1e6
@@ -127,17 +126,28 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
         return None
     was_ms = current.reference_ms / before  # the profiled version's time in the judge's run of ``current``
     saved_ms, gain = was_ms - current.time_ms, was_ms / current.time_ms
+    roof = reached[1]
     if kernel_ms * SAME_SIZE <= was_ms and saved_ms < kernel_ms:
         estimate = reached[0] * kernel_ms / (kernel_ms - saved_ms)
-        how = f"{saved_ms:.3f} ms faster per call: {profiled.label}'s {kernel_ms:.3f} ms kernel then at about {estimate:.0%}"
+        how = f"{saved_ms:.3f} ms faster per call: {profiled.label}'s {kernel_ms:.3f} ms kernel then at"
+        where = f"about {estimate:.0%} of the {roof} roof"
     else:  # the judge's times are not those of the profiled kernel (another size): their ratio, a lower bound
         estimate = reached[0] * gain
-        how = f"at {gain:.2f}x {profiled.label}'s speed (timed on another size than profiled), {estimate:.0%} or more"
-    if estimate >= NEAR_ROOF:
+        how = f"at {gain:.2f}x {profiled.label}'s speed (timed on another size than profiled),"
+        where = f"{estimate:.0%} or more of the {roof} roof"
+    return estimate, f"{how} {where if estimate < 1 else f'the {roof} roof or past it by that profile'}"
+
+
+def carried(profile: Profile, kernel: str, profiled: Version, current: Version) -> str | None:
+    """Why ``current`` need not be profiled before the next round, or None when it must be: it changes only launch
+    parameters of ``profiled`` and is placed (:func:`placed`) short of its roof. An estimate near the roof is checked
+    by a profile (which the stop then cites)."""
+    where = placed(profile, kernel, profiled, current)
+    if where is None or where[0] >= NEAR_ROOF:
         return None
     return (
-        f"{current.label} not profiled (only launch parameters changed since {profiled.label}): {how} of the"
-        f" {reached[1]} roof; the search goes on from {profiled.label}'s diagnosis"
+        f"{current.label} not profiled (only launch parameters changed since {profiled.label}): {where[1]};"
+        f" the search goes on from {profiled.label}'s diagnosis"
     )
 
 
@@ -207,6 +217,7 @@ def optimize(
             stopped = f"{profiler.name} mode: one round only (the recorded report cannot show a new version)"
             break
         why_not = carried(profile, bottlenecks[0][0], diagnosed, current) if searching and diagnosed and profile else None
+        judged_at = placed(profile, bottlenecks[0][0], diagnosed, current) if searching and diagnosed and profile else None
         if why_not is not None:
             say(Event(f"round {round_}: {why_not}", round_, current.label, "note"))
         else:
@@ -221,7 +232,9 @@ def optimize(
                 say(Event(reused, round_, state="note"))
             else:
                 if profiler.profiles_cells:
-                    say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
+                    # near its roof by the judge's times: the profile checks it (and the round says what it read)
+                    check = f": near its roof by the judge's times ({judged_at[1]})" if judged_at else ""
+                    say(Event(f"round {round_}: profiling {current.label}{check}", round_, current.label, "profiling"))
                 profile = profiler.collect(CellSource(current.source), settings, output=report)
             if profile.replay:
                 say(
@@ -246,9 +259,11 @@ def optimize(
         assert profile is not None and diagnosed is not None  # profiled above, or carried from the last profile
         top = bottlenecks[0][1]
         of = "" if diagnosed is current else f" in {diagnosed.label}"
+        reached = _reached(profile, bottlenecks[0][0]) if diagnosed is current and judged_at else None
+        at = f"{current.label} at {reached[0]:.0%} of the {reached[1]} roof; " if reached else ""
         say(
             Event(
-                f"round {round_}: top bottleneck{of} {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
+                f"round {round_}: {at}top bottleneck{of} {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
                 round_,
                 current.label,
                 "rewriting",
