@@ -111,14 +111,14 @@ def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_
         assert workers.ready() == 0  # each taken once (the candidate's too)
         screen.rest()  # a fresh, unloaded worker for the next round: unused, it goes back when the screen closes
         spare = screen._booted[0].proc.pid
-        spare_candidate = judge._spare[0][0].proc.pid  # the next round's, started during this one: never given a cell
+        spare_candidate = judge._spare[0].proc.pid  # the next round's, started during this one: never given a cell
     assert workers.ready() == 2
     assert workers._ready[(workers.SCREEN, "screen", "cpu")][0].proc.pid == spare
     assert workers._ready[(workers.SANDBOX, "candidate", "cpu")][0].proc.pid == spare_candidate
     workers.clear()
     used = workers.start(workers.SANDBOX, "candidate", "cpu", 1.0)
     workers.ended([used])  # gone with its folder (its cell, its log)
-    assert not used.log.parent.exists()
+    assert not used.folder.exists()
     off = Settings(optimize_ahead=False)  # then a screen's and a judge's spare processes end with them
     with Screener(ADD, off, device="cpu", workers=1) as screen, Judge(ADD, off, "cpu", time=False) as judge:
         screen.start()

@@ -142,7 +142,11 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
     """Why ``current`` need not be profiled before the next round, or None when it must be: it changes only launch
     parameters of ``profiled`` and is placed (:func:`placed`) short of its roof. An estimate near the roof is checked
     by a profile (which the stop then cites)."""
-    where = placed(profile, kernel, profiled, current)
+    return _carried(placed(profile, kernel, profiled, current), profiled, current)
+
+
+def _carried(where: tuple[float, str] | None, profiled: Version, current: Version) -> str | None:
+    """:func:`carried`, from where :func:`placed` put ``current``."""
     if where is None or where[0] >= NEAR_ROOF:
         return None
     return (
@@ -216,8 +220,8 @@ def optimize(
         if not profiler.profiles_cells and round_ > 1:
             stopped = f"{profiler.name} mode: one round only (the recorded report cannot show a new version)"
             break
-        why_not = carried(profile, bottlenecks[0][0], diagnosed, current) if searching and diagnosed and profile else None
         judged_at = placed(profile, bottlenecks[0][0], diagnosed, current) if searching and diagnosed and profile else None
+        why_not = _carried(judged_at, diagnosed, current) if diagnosed else None
         if why_not is not None:
             say(Event(f"round {round_}: {why_not}", round_, current.label, "note"))
         else:

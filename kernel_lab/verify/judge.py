@@ -28,17 +28,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
 import statistics
 import subprocess
-import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kernel_lab import fastbuild, hardware
@@ -166,7 +162,6 @@ class Judge:
         self.settings = settings or Settings()
         self.device = device
         self.time = time
-        self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_judge_"))
         self.reference_source = reference_source
         self._reference: Worker | None = None
         self._expected: dict[int, Expected] = {}
@@ -181,7 +176,7 @@ class Judge:
         self._params: list[str] = []
         self._lock = threading.Lock()
         self._widest = 1  # the most candidates judged in one round so far
-        self._spare: list[tuple[Worker, Path]] = []
+        self._spare: list[Worker] = []  # candidates' processes started for the next round
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
         self._preparing: Future[None] | None = None  # its inputs and results being made, from start(prepare=True)
         self._made = threading.Event()  # they are made (or cannot be)
@@ -190,7 +185,6 @@ class Judge:
         self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
         self._prepared = False  # the reference's results are made (or being made, or failed: see _broken)
         self.parallel = parallel()  # candidates checked at once
-        weakref.finalize(self, shutil.rmtree, self.folder, True)
 
     @functools.cached_property
     def _scratch(self) -> torch.device:
@@ -206,11 +200,10 @@ class Judge:
     def close(self) -> None:
         if self._header is not None:
             self._header.poll()  # left to finish: the next judge of a CUDA cell uses the header too
-        spare = [process for process, _ in self._spare]  # never given a cell: the next judge's, if kept
-        if self.settings.optimize_ahead:
-            workers.keep(spare)
+        if self.settings.optimize_ahead:  # never given a cell: the next judge's
+            workers.keep(self._spare)
         else:
-            ended(spare, wait=False)
+            ended(self._spare, wait=False)
         self._spare = []
         self._lending.close()
         pending = self._preparing or self._loading
@@ -257,7 +250,7 @@ class Judge:
         cell there (``warm``: then what recording its kernels needs)."""
         timeout = max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
         self._reference = workers.take(workers.SANDBOX, "reference", self.device, timeout)
-        cell = self._reference.log.parent / "cell.py"
+        cell = self._reference.folder / "cell.py"
         cell.write_text(self.reference_source)
         loaded, _ = self._reference.answer(
             {"cmd": "load", "path": str(cell)},
@@ -395,13 +388,12 @@ class Judge:
 
     # candidates ----------------------------------------------------------------------------------------
 
-    def _spawn(self) -> tuple[Worker, Path]:
+    def _spawn(self) -> Worker:
         """A candidate process, started before its cell is known (Python, torch and CUDA load meanwhile), or one
-        started ahead that has loaded nothing (:mod:`kernel_lab.verify.workers`); its folder is its own."""
-        worker = workers.take(workers.SANDBOX, "candidate", self.device, self.settings.verify_timeout)
-        return worker, worker.log.parent
+        started ahead that has loaded nothing (:mod:`kernel_lab.verify.workers`)."""
+        return workers.take(workers.SANDBOX, "candidate", self.device, self.settings.verify_timeout)
 
-    def _started(self) -> tuple[Worker, Path]:
+    def _started(self) -> Worker:
         """A started candidate process: the spare started earlier, else a new one."""
         return self._spare.pop(0) if self._spare else self._spawn()
 
@@ -421,7 +413,7 @@ class Judge:
             # the reference is the user's own cell: it gets its own, longer time (a first CUDA build takes minutes)
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             # each candidate's cell loads (imports, builds) in its process from now on, while the reference prepares
-            trials = [_Trial(self, *self._started(), source) for source in sources]
+            trials = [_Trial(self, self._started(), source) for source in sources]
             # the next round's processes start now, while these are judged: as many as the widest round so far
             self._widest = max(self._widest, len(sources))
             self._spare += [self._spawn() for _ in range(self._widest - len(self._spare))]
@@ -573,10 +565,10 @@ class Judge:
 class _Trial:
     """One candidate's judgement (the steps of :meth:`Judge.check`)."""
 
-    def __init__(self, judge: Judge, candidate: Worker, folder: Path, source: str) -> None:
-        """Write the cell beside the candidate's process and have it start loading (its answer is read by :meth:`check`)."""
+    def __init__(self, judge: Judge, candidate: Worker, source: str) -> None:
+        """Write the cell in the candidate's process's folder and have it start loading (its answer is read by :meth:`check`)."""
         self.judge, self.candidate, self.source = judge, candidate, source
-        self.path = folder / "cell.py"
+        self.path = candidate.folder / "cell.py"
         self.deadline = time.monotonic() + judge.settings.verify_timeout
         self.warnings: list[str] = []
         self.clocks: list[str | None] = []  # per timed batch: what the judge's clock does not bear out, or None

@@ -40,6 +40,7 @@ class Worker:
 
     def __init__(self, who: str, device: str | None, folder: Path, timeout: float, module: str = SANDBOX) -> None:
         self.who, self.device, self.module, self.timeout = who, device, module, timeout
+        self.folder = folder  # its own: its working directory, its log, the cell it is given
         requests_r, self.requests = protocol.pipe()
         self.replies, replies_w = protocol.pipe()
         self.log = folder / f"{who}.log"
@@ -145,7 +146,7 @@ def ended(processes: Iterable[Worker], *, wait: bool = True) -> None:
     if wait:
         for process in processes:
             process.wait()
-            shutil.rmtree(process.log.parent, ignore_errors=True)
+            shutil.rmtree(process.folder, ignore_errors=True)
     elif processes:
         threading.Thread(target=ended, args=(processes,), daemon=True).start()
 
