@@ -146,9 +146,9 @@ def evaluate(split: str = "all", provisional: bool = False) -> dict:
     m = manifest()
 
     def split_of(e: dict) -> str:
-        for n in (5, 4, 3, 2):
-            if e["family"] in m.get(f"held_out_families_{n}", ()):
-                return f"held_out_{n}"
+        for split in SPLITS[2:]:  # held_out_N: the families of held_out_families_N
+            if e["family"] in m.get(split.replace("held_out", "held_out_families"), ()):
+                return split
         return "held_out" if e["family"] in m["held_out_families"] else "tuning"
 
     entries = [e for e in m["kernel"] if (provisional or not e.get("provisional")) and split in ("all", split_of(e))]
