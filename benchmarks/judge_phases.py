@@ -10,7 +10,9 @@ Prints one line per step with its start and duration (seconds since the round be
 ``--whole``: instead, ``kernel_lab.optimize`` itself after a profile of the cell (as ``%%optimize`` after
 ``%%profile``), ``--rounds`` rounds of four, every step timed from the call (the profiles and the waits too);
 ``--pause S``: S seconds between the profile and the call; ``--ahead``: the processes the call takes are started
-after the profile, as the notebook does.
+after the profile, as the notebook does; ``--cuda-first``: CUDA is started in this process before the call (as in a
+notebook that ran its kernels). The parent's stalls (no thread ran Python for 0.2 s or more) and the start of its
+own CUDA are logged, and a screen worker's own steps while it loads the original.
 ``--sets``: instead, what the reference's process does for each of the judge's input sets, in this process
 (its sandbox, the same plan): make the inputs, the call on poisoned memory, the higher-precision "truth".
 """
@@ -69,6 +71,30 @@ def instrument() -> None:
     timed(judge_module.Judge, "wait_prepared", lambda j: "screen: waits for the reference's results (the GPU quiet)")
     timed(judge_module.Judge, "_load", lambda j, d: "judge: reference's process boots and loads the cell")
 
+    def heartbeat() -> None:  # the parent's threads stalled (the GIL held, e.g. by CUDA's start in this process)
+        last = time.monotonic()
+        while True:
+            time.sleep(0.01)
+            now = time.monotonic()
+            if now - last > 0.2:
+                with LOCK:
+                    LOG.append(("parent: no thread ran Python for this long", last - T0[0], now - last))
+            last = now
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    import torch  # as a notebook whose cells use torch has it
+
+    lazy_init = torch.cuda._lazy_init
+
+    def init() -> None:
+        began = time.monotonic()
+        fresh = not torch.cuda.is_initialized()
+        lazy_init()
+        if fresh:
+            with LOCK:
+                LOG.append(("parent: CUDA starts in this process", began - T0[0], time.monotonic() - began))
+
+    torch.cuda._lazy_init = init  # type: ignore[assignment]
     original_ask = workers.Worker.ask
 
     def ask(self: Any, request: dict[str, Any], deadline: float, where: str) -> Any:
@@ -79,6 +105,18 @@ def instrument() -> None:
             if request.get("cmd") == "prepare":
                 with LOCK:
                     LOG.append((f"screen:   compile + check of variant {request['id']}", began - T0[0], time.monotonic() - began))
+
+    def answer(self: Any, request: dict[str, Any], deadline: float, where: str, **options: Any) -> Any:
+        began = time.monotonic()
+        reply = original_answer(self, request, deadline, where, **options)
+        if request.get("cmd") == "load" and "took" in reply[0]:  # a screen worker's own steps while loading
+            steps = ", ".join(f"{k} {v:.2f} s" for k, v in reply[0]["took"].items())
+            with LOCK:
+                LOG.append((f"screen:     in the worker: {steps}", began - T0[0], time.monotonic() - began))
+        return reply
+
+    original_answer = workers.Worker.answer
+    workers.Worker.answer = answer  # type: ignore[method-assign]
 
     workers.Worker.ask = ask  # type: ignore[method-assign]
 
@@ -107,7 +145,7 @@ def report(title: str) -> None:
         print(f"  total {seconds:6.2f} s  {step}")
 
 
-def whole(cell: Path, rounds: int, ahead: bool, pause: float) -> None:
+def whole(cell: Path, rounds: int, ahead: bool, pause: float, cuda_first: bool = False) -> None:
     """``kernel_lab.optimize`` after a profile of ``cell`` and ``pause`` seconds (a user reading the hints): its events
     and every step, timed from the call. ``ahead``: the processes it takes are started after the profile, as the
     notebook does (``kernel_lab.api.start_ahead``)."""
@@ -119,6 +157,10 @@ def whole(cell: Path, rounds: int, ahead: bool, pause: float) -> None:
     first = kernel_lab.profile(cell).profile
     if ahead:
         api.start_ahead()
+    if cuda_first:  # CUDA started in this process before the call, as a notebook that ran its kernels has it
+        import torch
+
+        torch.cuda.init()
     time.sleep(pause)
     LOG.clear()
     T0[0] = time.monotonic()
@@ -171,6 +213,7 @@ def main() -> None:
     parser.add_argument("--screen-workers", type=int, default=0, help="the screen's processes (default: the screen's)")
     parser.add_argument("--ahead", action="store_true", help="--whole: start the processes ahead after the profile")
     parser.add_argument("--pause", type=float, default=0.0, help="--whole: seconds between the profile and the optimize")
+    parser.add_argument("--cuda-first", action="store_true", help="--whole: CUDA started in this process before the call")
     args = parser.parse_args()
     if args.screen_workers:
         screen_module.Screener.__init__ = functools.partialmethod(  # type: ignore[method-assign]
@@ -181,7 +224,7 @@ def main() -> None:
         return
     instrument()
     if args.whole:
-        whole(Path(args.cell), args.rounds, args.ahead, args.pause)
+        whole(Path(args.cell), args.rounds, args.ahead, args.pause, args.cuda_first)
         return
     source = Path(args.cell).read_text()
     pool = variants(source)

@@ -192,6 +192,7 @@ class Wider:
     name = "wider"
     cannot_fix = frozenset()
     screened = 0
+    recalled = 0
 
     def propose(self, context, n=1):
         launch = search.launches(context.source)[0]

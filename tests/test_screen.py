@@ -77,6 +77,28 @@ def test_explore_moves_to_faster_places_and_proposes_only_what_beat_the_start():
     assert 0 < rewriter.screened <= 40
 
 
+def test_a_later_round_measures_only_what_no_earlier_one_did_and_a_slow_reading_of_its_start_proposes_nothing():
+    times = {1024: 10.0, 2048: 6.0, 4096: 4.0, 8192: 5.0}
+    asked: list[str] = []
+
+    def measure(sources):
+        asked.extend(sources)
+        return [times.get(search.launches(s)[0].params["BLOCK"][0], 20.0) for s in sources]
+
+    rewriter = search.SearchRewriter()
+    found = rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=1, budget_s=60, most=40)
+    first = len(asked)
+    assert first == rewriter.screened > 0 and rewriter.recalled == 0
+    best = found[0].source
+    slow = {4096: 9.0}  # the winner read slow once (a cold GPU): its neighbours must not all look faster now
+    times.update(slow)
+    again = rewriter.explore(RewriteContext(best, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=40)
+    assert again == [] and rewriter.recalled > 0
+    assert asked[first] == best and best not in asked[first + 1 :]  # the start is measured again, the rest only if new
+    assert len(set(asked[first:])) == len(asked[first:]) == rewriter.screened
+    assert not set(asked[first + 1 :]) & set(asked[:first])
+
+
 def test_optimize_screens_then_judges_only_the_fastest(tmp_path):
     events = []
     result = kernel_lab.optimize(

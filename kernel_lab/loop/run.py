@@ -173,8 +173,9 @@ def _proposals(
         screen.rest()  # the judge has the GPU to itself
     say(
         Event(
-            f"round {round_}: screened {rewriter.screened} launch configurations in {time.monotonic() - started:.0f} s;"
-            + (f" the {len(found)} fastest go to the judge" if found else " none is faster than the version they vary"),
+            f"round {round_}: screened {rewriter.screened} launch configurations in {time.monotonic() - started:.0f} s"
+            + (f" ({rewriter.recalled} more known from earlier rounds)" if rewriter.recalled else "")
+            + (f"; the {len(found)} fastest go to the judge" if found else "; none is faster than the version they vary"),
             round_,
             state="screening",
         )
@@ -285,8 +286,11 @@ def optimize(
         except KernelLabError as err:
             stopped = f"round {round_}: the {rewriter.name} rewriter failed: {err}"
             break
-        if not proposals and isinstance(rewriter, Exploring) and rewriter.screened:
-            stopped = f"{rewriter.name} screened {rewriter.screened} launch configurations around {current.label}: none untried was faster"
+        if not proposals and isinstance(rewriter, Exploring) and (rewriter.screened or rewriter.recalled):
+            stopped = (
+                f"{rewriter.name} screened {rewriter.screened + rewriter.recalled} launch configurations around"
+                f" {current.label} (in this round or earlier ones): none untried was faster"
+            )
             break
         if not proposals:
             stopped = f"{rewriter.name} had nothing more to propose for {top.kind}"

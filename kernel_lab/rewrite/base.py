@@ -59,6 +59,7 @@ class Exploring(Protocol):
     :mod:`kernel_lab.verify.screen`), and then propose the best it found for the full judge."""
 
     screened: int  # variants measured by the last explore
+    recalled: int  # variants the last explore knew from an earlier one (the same screen), not measured again
 
     def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
         """Up to ``n`` candidates, the fastest measured first, after at most ``most`` measured variants."""

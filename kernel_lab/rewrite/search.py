@@ -307,6 +307,8 @@ class SearchRewriter:
     name: str = "search"
     tried: set[str] = field(default_factory=set)
     screened: int = 0  # variants measured by the last explore
+    recalled: int = 0  # variants the last explore knew from earlier ones (not measured again)
+    measured: dict[str, float | None] = field(default_factory=dict)  # screen times by the variant's source, all rounds
 
     @classmethod
     def from_settings(cls, settings: Settings, say: Callable[[str], None]) -> SearchRewriter:
@@ -336,9 +338,11 @@ class SearchRewriter:
     def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
         """Local search over the launch parameters of the top bottleneck's kernel, with quick measurements:
         measure a neighbourhood, move to its fastest, and when none is faster start again from another place
-        (:func:`restarts`), until ``most`` variants are measured or ``budget_s`` is spent. The ``n`` fastest
-        variants that beat the original come back, fastest first. Cells without a Triton launch: :meth:`propose`."""
-        self.screened = 0
+        (:func:`restarts`), until ``most`` variants are measured or ``budget_s`` is spent. A variant measured by an
+        earlier explore (the same screen's input) is not measured again; the start always is (its time is the
+        fastest it was seen at, so that one slow reading does not make every neighbour look faster). The ``n``
+        fastest variants that beat the start come back, fastest first. Cells without a Triton launch: :meth:`propose`."""
+        self.screened = self.recalled = 0
         top = dict(context.bottlenecks[0]) if context.bottlenecks else {"kind": "latency_bound"}
         found = launches(context.source)
         launch = next((x for x in found if x.kernel in str(top.get("kernel", ""))), found[0] if found else None)
@@ -348,16 +352,27 @@ class SearchRewriter:
         start = here = current(launch)
         fresh = True  # ``here`` is a place to start from, not measured yet
         times: dict[tuple[tuple[str, int], ...], float | None] = {}
+
+        def source(config: Config) -> str:
+            return apply(context.source, launch, _delta(launch, config))
+
         places = restarts(launch)
-        while len(times) < most and time.monotonic() - started < budget_s:
+        while self.screened < most and time.monotonic() - started < budget_s:
             batch = [here] * fresh + [c for c in neighbours(launch, here, kind) if _key(c) not in times]
-            batch = batch[: most - len(times)]
-            if batch:
-                got = measure([apply(context.source, launch, _delta(launch, c)) for c in batch])
-                times.update({_key(c): ms for c, ms in zip(batch, got)})
+            known = [c for c in batch if source(c) in self.measured and c != start]
+            new = [c for c in batch if c not in known][: most - self.screened]
+            if new or known:
+                got = measure([source(c) for c in new]) if new else []
+                self.screened += len(new)
+                self.recalled += len(known)
+                for config, ms in zip(new, got):
+                    seen = [t for t in (ms, self.measured.get(source(config))) if t is not None]
+                    self.measured[source(config)] = min(seen, default=None)
+                batch = new + known
+                times.update({_key(c): self.measured[source(c)] for c in batch})
                 if times.get(_key(start)) is None:
                     break  # the version itself does not run in the screen: nothing to compare with
-                timed = [(ms, c) for c, ms in zip(batch, got) if ms is not None]
+                timed = [(ms, c) for c in batch if (ms := times[_key(c)]) is not None]
                 here_ms = times.get(_key(here))
                 fastest = min(timed, key=lambda t: t[0], default=None)
                 if fastest is not None and here_ms is not None and fastest[0] < 0.99 * here_ms:
@@ -367,17 +382,16 @@ class SearchRewriter:
             if not unseen:
                 break
             here, fresh = unseen[0], True
-        self.screened = len(times)
         start_ms = times.get(_key(start))
         ranked = sorted(((ms, dict(k)) for k, ms in times.items() if ms is not None), key=lambda t: t[0])
         out: list[Candidate] = []
         for ms, config in ranked:
             if start_ms is None or ms >= 0.99 * start_ms or len(out) == n:
                 break
-            source = apply(context.source, launch, _delta(launch, config))
-            if source not in self.tried:
+            text = source(config)
+            if text not in self.tried:
                 why = f"{launch.kernel}: {_changes(launch, config)}: {ms:.3f} ms against {start_ms:.3f} ms in the screen"
-                out.append(Candidate(source, f"{why}.", top["kind"], "search", {"config": config, "screen_ms": ms}))
+                out.append(Candidate(text, f"{why}.", top["kind"], "search", {"config": config, "screen_ms": ms}))
         self.tried.update(c.source for c in out)
         return out
 

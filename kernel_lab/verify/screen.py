@@ -33,6 +33,7 @@ from kernel_lab.verify.workers import Stopped, Worker, ended
 
 PREPARE_TIMEOUT = 120.0  # seconds to compile and check one variant
 TIME_BUDGET_MS = 40.0  # timing of one variant: calls within this budget (at least 3)
+WARM_MS = 50.0  # calls not timed before a screen's first timing: the GPU sat idle while variants compiled
 MOST_CALLS = 50
 
 
@@ -114,6 +115,7 @@ class Screener:
         self.broken: str | None = None  # why nothing can be screened (the original fails here)
         self._original: Screened | None = None  # the original's time, taken once
         self.quiet: Callable[[], None] = lambda: None  # returns once nothing else runs on the GPU (before timing)
+        self._cold = False  # the next timing is a screen's first: the GPU may have sat idle
 
     def __enter__(self) -> Screener:
         return self
@@ -205,6 +207,7 @@ class Screener:
         with ThreadPoolExecutor(len(self._workers)) as pool:
             list(pool.map(prepare, range(len(self._workers))))
         self.quiet()
+        self._cold = True
         if self._original is None or self._original.ms is None:
             self._original = self._time(0, -1)
         for w, indices in enumerate(jobs):
@@ -216,7 +219,8 @@ class Screener:
     def _time(self, w: int, id: int) -> Screened:
         if self.broken is not None:
             return Screened(None, self.broken)
-        request = {"cmd": "time", "id": id, "budget_ms": TIME_BUDGET_MS, "most": MOST_CALLS}
+        request = {"cmd": "time", "id": id, "budget_ms": TIME_BUDGET_MS, "most": MOST_CALLS, "warm_ms": WARM_MS * self._cold}
+        self._cold = False
         try:
             reply, _ = self._workers[w].ask(request, time.monotonic() + PREPARE_TIMEOUT, "while timing")
         except Stopped as stop:

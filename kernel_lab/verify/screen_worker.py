@@ -47,16 +47,29 @@ class Screening:
         self.tf32 = False
 
     def load(self, path: str, seed: int) -> dict[str, Any]:
+        """Load the original, make the screening input and the expected outputs; ``took``: seconds per step."""
+        took, began = {}, _perf()
+
+        def step(name: str) -> None:
+            nonlocal began
+            took[name], began = _perf() - began, _perf()
+
+        if torch.cuda.is_available():
+            torch.cuda.init()
+        step("cuda")
         info = self.box.load(path)
+        step("cell")
         shape = max(info["shapes"], key=_size)
         (header, _), *_ = self.box.make([{"id": 0, "seed": seed, "shape": shape, "variant": "", "timing": True}])
         if "error" in header:
             raise Fail(header["error"])
+        step("inputs and first call")
         self.inputs = self.box.inputs[0]
         self.expected = leaves(self.box.cell.run(clone(self.inputs)))  # type: ignore[union-attr]
         synchronize(device_of(self.inputs))
+        step("second call")
         self.tf32 = uses_tf32(Path(path).read_text())
-        return {"shape": shape, "device_name": info["device_name"]}
+        return {"shape": shape, "device_name": info["device_name"], "took": took}
 
     def prepare(self, id: int, path: str, rtol: float | None, atol: float | None) -> dict[str, Any]:
         """Load a variant, run it once (Triton compiles it), and compare with the original's outputs."""
@@ -77,8 +90,9 @@ class Screening:
         self.variants[id] = cell
         return {"id": id, "first_ms": (_perf() - started) * 1e3}
 
-    def time(self, id: int, budget_ms: float, most: int) -> dict[str, Any]:
-        """The median time of one call (milliseconds) over calls that fit in ``budget_ms`` (3 to ``most``)."""
+    def time(self, id: int, budget_ms: float, most: int, warm_ms: float = 0.0) -> dict[str, Any]:
+        """The median time of one call (milliseconds) over calls that fit in ``budget_ms`` (3 to ``most``), after
+        ``warm_ms`` of calls not timed (a GPU that was idle runs its first milliseconds at lower clocks)."""
         cell = self.variants[id] if id >= 0 else self.box.cell
         assert cell is not None
         device = device_of(self.inputs)
@@ -86,6 +100,11 @@ class Screening:
         flush = torch.empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
         cuda = device.type == "cuda"
         samples: list[float] = []
+        warming = _perf()
+        while (_perf() - warming) * 1e3 < warm_ms:
+            flush.zero_()
+            cell.run(buffers)
+            synchronize(device)
         self.box.launches.clear()
         began = _perf()
         while len(samples) < most and (len(samples) < 3 or (_perf() - began) * 1e3 < budget_ms):
