@@ -11,8 +11,8 @@ Prints one line per step with its start and duration (seconds since the round be
 ``%%profile``), ``--rounds`` rounds of four, every step timed from the call (the profiles and the waits too);
 ``--pause S``: S seconds between the profile and the call; ``--ahead``: the processes the call takes are started
 after the profile, as the notebook does; ``--cuda-first``: CUDA is started in this process before the call (as in a
-notebook that ran its kernels). The parent's stalls (no thread ran Python for 0.2 s or more) and the start of its
-own CUDA are logged, and a screen worker's own steps while it loads the original.
+notebook that ran its kernels). The parent's stalls (no thread ran Python for 0.2 s or more) are logged, and a
+screen worker's own steps while it loads the original.
 ``--sets``: instead, what the reference's process does for each of the judge's input sets, in this process
 (its sandbox, the same plan): make the inputs, the call on poisoned memory, the higher-precision "truth".
 """
@@ -82,19 +82,6 @@ def instrument() -> None:
             last = now
 
     threading.Thread(target=heartbeat, daemon=True).start()
-    import torch  # as a notebook whose cells use torch has it
-
-    lazy_init = torch.cuda._lazy_init
-
-    def init() -> None:
-        began = time.monotonic()
-        fresh = not torch.cuda.is_initialized()
-        lazy_init()
-        if fresh:
-            with LOCK:
-                LOG.append(("parent: CUDA starts in this process", began - T0[0], time.monotonic() - began))
-
-    torch.cuda._lazy_init = init  # type: ignore[assignment]
     original_ask = workers.Worker.ask
 
     def ask(self: Any, request: dict[str, Any], deadline: float, where: str) -> Any:
@@ -157,7 +144,7 @@ def whole(cell: Path, rounds: int, ahead: bool, pause: float, cuda_first: bool =
     first = kernel_lab.profile(cell).profile
     if ahead:
         api.start_ahead()
-    if cuda_first:  # CUDA started in this process before the call, as a notebook that ran its kernels has it
+    if cuda_first:  # torch and CUDA started in this process before the call, as a notebook that ran its kernels has them
         import torch
 
         torch.cuda.init()

@@ -108,6 +108,7 @@ def optimize(
     from kernel_lab.rewrite import make
     from kernel_lab.rewrite.base import Exploring
     from kernel_lab.verify import Judge
+    from kernel_lab.verify.judge import import_torch_soon
     from kernel_lab.verify.screen import Screener
 
     chosen = settings_of(settings, {**options, "rewriter": rewriter if isinstance(rewriter, str) else None})
@@ -141,6 +142,7 @@ def optimize(
         screen.quiet = judge.wait_prepared
         if isinstance(chosen_rewriter, Exploring) and chosen.screen > 0:
             screen.start()
+        import_torch_soon()  # while the first version is profiled (after %%profile: start_ahead did)
         try:
             run = loop.optimize(
                 source,
@@ -160,8 +162,8 @@ def optimize(
 
 def start_ahead() -> None:
     """On a GPU machine, start the processes the next :func:`optimize` screens and judges in (the screen's workers,
-    a reference's, a round's candidates': Python, torch and Triton load in them; none holds a cell or a CUDA context
-    until used, and each is used once).
+    a reference's, a round's candidates': Python, torch, Triton and the profiler load in them; none holds a cell or a
+    CUDA context until used, and each is used once), and import torch here, where the judge needs it.
     The notebook calls this after ``%%profile`` and ``%%optimize`` (setting ``optimize_ahead``)."""
     from kernel_lab.profiling.ncu import has_gpu
     from kernel_lab.verify import judge, screen, workers
@@ -169,3 +171,4 @@ def start_ahead() -> None:
     if has_gpu():
         wanted = {(workers.SCREEN, "screen"): screen.count(None), (workers.SANDBOX, "reference"): 1}
         workers.ahead(wanted | {(workers.SANDBOX, "candidate"): judge.parallel()}, None)
+        judge.import_torch_soon()

@@ -122,6 +122,8 @@ def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_
     workers.ahead({(workers.SCREEN, "screen"): 1, (workers.SANDBOX, "reference"): 1, (workers.SANDBOX, "candidate"): 1}, "cpu")
     assert workers.ready() == 3
     pids = {w.who: w.proc.pid for group in workers._ready.values() for w in group}
+    # the judge's processes load the profiler while they wait, as nobody waits for them yet
+    assert [("--warm" in w.proc.args) for group in workers._ready.values() for w in group] == [False, True, True]
     dead = workers.start(workers.SCREEN, "screen", "cpu", 1.0)  # one that died meanwhile is never handed out
     dead.close()
     dead.wait()

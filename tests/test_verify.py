@@ -20,6 +20,7 @@ import pytest
 
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge, Timing, Verdict, verify
+from kernel_lab.verify.judge import slower_shapes
 
 pytest.importorskip("triton")
 
@@ -400,6 +401,17 @@ def test_a_slowdown_on_another_shape_is_flagged(verdicts):
     v = verdicts["slow_small_shapes"]
     assert blocked(v, "slower than the reference on shape (4096,)")
     assert {t.shape for t in v.shapes} == {(8192,), (4096,)} and v.timing.shape == (8192,)
+
+
+def test_a_slowdown_where_the_times_are_the_hosts_launch_is_noted_not_held_against_the_candidate():
+    fast = Timing(1.0, 0.5, 0.01, 0.01, 2.0, True, 20, (1 << 24,))
+    launch = Timing(0.10, 0.15, 0.03, 0.03, 0.1 / 0.15, True, 20, (4096,))  # a copy of the reference can read this (H100)
+    warning, note = slower_shapes((fast, launch))
+    assert warning is None and note is not None and "1.50× slower" in note and "not held against it" in note
+    sleeps = Timing(0.10, 50.1, 0.03, 0.2, 0.002, True, 20, (4096,))  # 50 ms more per call: the candidate's doing
+    warning, note = slower_shapes((fast, launch, sleeps))
+    assert note is None and warning is not None and "on shape (4096,), though 2.00× faster on (16777216,)" in warning
+    assert slower_shapes((Timing(1.0, 1.1, 0.01, 0.01, 0.91, True, 20, (8,)), sleeps)) == (None, None)  # not faster at all
 
 
 # --- whose work it is -------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The process that runs one cell for the judge: the reference's, or one candidate's.
 
-    python -m kernel_lab.verify.sandbox {reference|candidate} --requests FD --replies FD [--device DEV]
+    python -m kernel_lab.verify.sandbox {reference|candidate} --requests FD --replies FD [--device DEV] [--warm]
 
 It answers the judge's requests (:mod:`kernel_lab.verify.protocol`) and hands back outputs, metadata and
 timings; it decides nothing. The reference's process also makes the inputs (its ``make_inputs`` under the
@@ -554,8 +554,8 @@ def _fingerprint(outputs: list[torch.Tensor], secret: int) -> torch.Tensor:
 
 def warm_up(**_: Any) -> dict[str, Any]:
     """Load what the profiler loads on first use (torch._inductor and sympy: about 5 s on the H100) while the
-    process waits (a candidate: for its cell; the reference: once its results are made, while the judge's
-    screen times), not while the judge waits for the kernels it launches."""
+    process waits (a candidate: for its cell; a reference started ahead: for its cell too; else once its results are
+    made, while the judge's screen times), not while the judge waits for the kernels it launches."""
     if torch.cuda.is_available():
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
             pass
@@ -568,10 +568,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, required=True)
     parser.add_argument("--replies", type=int, required=True)
     parser.add_argument("--device", default=None)
+    parser.add_argument("--warm", action="store_true", help="load the profiler before waiting (a process started ahead)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton can only run interpreted without a GPU
-    elif args.who == "candidate":
+    elif args.who == "candidate" or args.warm:
         warm_up()
     box = Sandbox(args.who, args.device)
 

@@ -38,7 +38,10 @@ class Stopped(Exception):
 class Worker:
     """A sandbox process (a reference, a candidate, or the screen's ``module``), spoken to through private pipes."""
 
-    def __init__(self, who: str, device: str | None, folder: Path, timeout: float, module: str = SANDBOX) -> None:
+    def __init__(
+        self, who: str, device: str | None, folder: Path, timeout: float, module: str = SANDBOX, warm: bool = False
+    ) -> None:
+        """``warm``: a sandbox loads what recording its kernels needs (the profiler) before it waits for a cell."""
         self.who, self.device, self.module, self.timeout = who, device, module, timeout
         self.folder = folder  # its own: its working directory, its log, the cell it is given
         requests_r, self.requests = protocol.pipe()
@@ -58,6 +61,7 @@ class Worker:
             str(replies_w),
         ]
         command += ["--device", device] if device else []
+        command += ["--warm"] if warm and module == SANDBOX else []
         with self.log.open("w") as log:
             self.proc = subprocess.Popen(
                 command,
@@ -159,15 +163,16 @@ _numbers = itertools.count(1)
 _folder: list[Path] = []  # where every process of this module's own starts (one folder each)
 
 
-def start(module: str, who: str, device: str | None, timeout: float) -> Worker:
-    """A new process, in a folder of its own under this Python process's folder of workers."""
+def start(module: str, who: str, device: str | None, timeout: float, warm: bool = False) -> Worker:
+    """A new process, in a folder of its own under this Python process's folder of workers (``warm``: see
+    :class:`Worker`)."""
     with _lock:
         if not _folder:
             _folder.append(Path(tempfile.mkdtemp(prefix="kernel_lab_workers_")))
             atexit.register(shutil.rmtree, _folder[0], True)
         folder = _folder[0] / f"{who}_{next(_numbers)}"
     folder.mkdir()
-    return Worker(who, device, folder, timeout, module)
+    return Worker(who, device, folder, timeout, module, warm)
 
 
 def take(module: str, who: str, device: str | None, timeout: float) -> Worker:
@@ -192,11 +197,12 @@ def keep(workers: Iterable[Worker]) -> None:
 
 
 def ahead(wanted: dict[tuple[str, str], int], device: str | None) -> None:
-    """Start processes until ``wanted[(module, who)]`` of each are ready for ``device`` (they load meanwhile)."""
+    """Start processes until ``wanted[(module, who)]`` of each are ready for ``device`` (they load meanwhile, the
+    profiler too: nobody waits for them yet)."""
     for (module, who), count in wanted.items():
         with _lock:
             missing = count - sum(w.proc.poll() is None for w in _ready.get((module, who, device), []))
-        keep([start(module, who, device, 0.0) for _ in range(missing)])
+        keep([start(module, who, device, 0.0, warm=True) for _ in range(missing)])
 
 
 def ready() -> int:
