@@ -155,6 +155,10 @@ def _carried(where: tuple[float, str] | None, profiled: Version, current: Versio
     )
 
 
+def _configurations(n: int) -> str:
+    return f"{n} launch configuration{'s' * (n != 1)}"
+
+
 def _proposals(
     rewriter: Rewriter, context: RewriteContext, settings: Settings, screen: Screening | None, say: Events, round_: int
 ) -> list[Candidate]:
@@ -173,9 +177,15 @@ def _proposals(
         screen.rest()  # the judge has the GPU to itself
     say(
         Event(
-            f"round {round_}: screened {rewriter.screened} launch configurations in {time.monotonic() - started:.0f} s"
+            f"round {round_}: screened {_configurations(rewriter.screened)} in {time.monotonic() - started:.0f} s"
             + (f" ({rewriter.recalled} more known from earlier rounds)" if rewriter.recalled else "")
-            + (f"; the {len(found)} fastest go to the judge" if found else "; none is faster than the version they vary"),
+            + (
+                f"; the {len(found)} fastest go to the judge"
+                if len(found) > 1
+                else "; the fastest goes to the judge"
+                if found
+                else "; none is faster than the version they vary"
+            ),
             round_,
             state="screening",
         )
@@ -288,7 +298,7 @@ def optimize(
             break
         if not proposals and isinstance(rewriter, Exploring) and (rewriter.screened or rewriter.recalled):
             stopped = (
-                f"{rewriter.name} screened {rewriter.screened + rewriter.recalled} launch configurations around"
+                f"{rewriter.name} screened {_configurations(rewriter.screened + rewriter.recalled)} around"
                 f" {current.label} (in this round or earlier ones): none untried was faster"
             )
             break
