@@ -77,6 +77,21 @@ def test_explore_moves_to_faster_places_and_proposes_only_what_beat_the_start():
     assert 0 < rewriter.screened <= 40
 
 
+def test_a_matmul_far_from_good_tiles_tries_the_usual_fast_shapes_in_its_first_batch():
+    source = (ROOT / "benchmarks" / "race" / "matmul_small_tiles.py").read_text()  # 32x32x32 tiles, 2 warps, 1 stage
+    batches: list[list[dict]] = []
+
+    def measure(sources):  # a made-up landscape: big M and N tiles win, 128x256 the best
+        configs = [search.current(search.launches(s)[0]) for s in sources]
+        batches.append(configs)
+        return [1.0 / (c["BLOCK_M"] * c["BLOCK_N"]) + abs(c["BLOCK_N"] - 256) * 1e-6 for c in configs]
+
+    rewriter = search.SearchRewriter()
+    found = rewriter.explore(RewriteContext(source, [{"kind": "memory_bound"}]), measure, n=1, budget_s=60, most=30)
+    assert any((c["BLOCK_M"], c["BLOCK_N"]) == (128, 256) for c in batches[0])
+    assert (found[0].meta["config"]["BLOCK_M"], found[0].meta["config"]["BLOCK_N"]) in ((128, 256), (256, 256))
+
+
 def test_a_later_round_measures_only_what_no_earlier_one_did_and_a_slow_reading_of_its_start_proposes_nothing():
     times = {1024: 10.0, 2048: 6.0, 4096: 4.0, 8192: 5.0}
     asked: list[str] = []

@@ -285,6 +285,10 @@ def _key(config: Config) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(config.items()))
 
 
+def _unique(configs: list[Config]) -> list[Config]:
+    return list({_key(c): c for c in configs}.values())
+
+
 def _delta(launch: Launch, config: Config) -> Config:
     """What ``config`` changes in the launch (so a rewritten cell spells out only what changed)."""
     before = current(launch)
@@ -337,8 +341,9 @@ class SearchRewriter:
 
     def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
         """Local search over the launch parameters of the top bottleneck's kernel, with quick measurements:
-        measure a neighbourhood, move to its fastest, and when none is faster start again from another place
-        (:func:`restarts`), until ``most`` variants are measured or ``budget_s`` is spent. A variant measured by an
+        measure a neighbourhood (the first one with the places fast kernels of this kind usually are:
+        :func:`restarts`), move to its fastest, and when none is faster start again from one of those places not yet
+        looked around, until ``most`` variants are measured or ``budget_s`` is spent. A variant measured by an
         earlier explore (the same screen's input) is not measured again; the start always is (its time is the
         fastest it was seen at, so that one slow reading does not make every neighbour look faster). The ``n``
         fastest variants that beat the start come back, fastest first. Cells without a Triton launch: :meth:`propose`."""
@@ -357,8 +362,13 @@ class SearchRewriter:
             return apply(context.source, launch, _delta(launch, config))
 
         places = restarts(launch)
+        looked: set[tuple[tuple[str, int], ...]] = set()  # the places looked around
         while self.screened < most and time.monotonic() - started < budget_s:
-            batch = [here] * fresh + [c for c in neighbours(launch, here, kind) if _key(c) not in times]
+            looked.add(_key(here))
+            # the first batch also tries the places fast kernels of this kind usually are: a start far from them
+            # (16x16 tiles, one warp) would take many small steps to get there
+            ahead = places if here is start else []
+            batch = [here] * fresh + [c for c in _unique(ahead + neighbours(launch, here, kind)) if _key(c) not in times]
             known = [c for c in batch if source(c) in self.measured and c != start]
             new = [c for c in batch if c not in known][: most - self.screened]
             if new or known:
@@ -378,10 +388,11 @@ class SearchRewriter:
                 if fastest is not None and here_ms is not None and fastest[0] < 0.99 * here_ms:
                     here, fresh = fastest[1], False  # a faster place: look around it
                     continue
-            unseen = [p for p in places if _key(p) not in times]  # nothing faster here: start again elsewhere
+            unseen = [p for p in places if _key(p) not in looked]  # nothing faster here: start again elsewhere
             if not unseen:
                 break
-            here, fresh = unseen[0], True
+            here = unseen[0]
+            fresh = _key(here) not in times
         start_ms = times.get(_key(start))
         ranked = sorted(((ms, dict(k)) for k, ms in times.items() if ms is not None), key=lambda t: t[0])
         out: list[Candidate] = []
