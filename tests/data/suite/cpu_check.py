@@ -81,6 +81,15 @@ SMALL: dict[str, dict] = {
     "adler32_per_file_uint8_triton": dict(FILES=3, MIN_BYTES=20000, MAX_BYTES=60000),
     "thomas_rows_fp32_triton": dict(SYSTEMS=300, NEQ=16),
     "color_matrix_thumbnail_fp16_triton": {},
+    # held-out set 6
+    "fir_direct_taps_fp32_triton": dict(FRAMES=100),
+    "key_stretch_arx_int32_triton": dict(PROGRAMS=3, BLOCK=64, ITERS=20),
+    "dilate_tiny_mask_uint8_triton": {},
+    "q6_filter_persistent_fp32_triton": dict(ROWS=50000, BLOCK=1024),
+    "nv12_to_rgb_norm_fp16_triton": dict(FRAMES=2, H=8, W=300),
+    "gumbel_max_few_rows_bf16_triton": dict(ROWS=3, VOCAB=5000, BLOCK=512),
+    "residual_histogram_atomic_int16_triton": dict(N=5000),
+    "tet_gradient_gather_fp32_triton": dict(CELLS=5),
 }
 
 

@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-6 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-7 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -56,6 +56,12 @@ BATCH6="black_scholes_fp32_triton covariance_outer_bf16_triton standardize_cols_
 adler32_per_file_uint8_triton thomas_rows_fp32_triton color_matrix_thumbnail_fp16_triton
 mc_asian_block_per_option_fp32_cuda smith_waterman_thread_pair_int16_cuda needleman_wunsch_warp_smem_int32_cuda
 word_count_per_doc_uint8_cuda lbm_d2q9_pull_fp32_cuda srgb_to_lab_fp16_cuda"
+# held-out set 6
+BATCH7="fir_direct_taps_fp32_triton key_stretch_arx_int32_triton dilate_tiny_mask_uint8_triton
+q6_filter_persistent_fp32_triton nv12_to_rgb_norm_fp16_triton gumbel_max_few_rows_bf16_triton
+residual_histogram_atomic_int16_triton tet_gradient_gather_fp32_triton
+chacha20_keystream_uint32_cuda stft_dft_simt_fp16_cuda erode_rows_smem_conflict_fp16_cuda geo_radius_divergent_fp32_cuda
+mtf_decode_local_uint8_cuda hex8_matvec_elem_major_bf16_cuda mv_trajectory_trace_int16_cuda minp_sample_smem_fp16_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
@@ -63,6 +69,7 @@ case "${1:-}" in
   batch4) CELLS=$BATCH4 ;;  # held-out set 3
   batch5) CELLS=$BATCH5 ;;  # held-out set 4
   batch6) CELLS=$BATCH6 ;;  # held-out set 5
+  batch7) CELLS=$BATCH7 ;;  # held-out set 6
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
