@@ -11,6 +11,9 @@ coalescing fix can change:
   DRAM rate kernels reach (``DRAM_REACHED`` of ncu's peak, not the peak itself), so the saving is capped at
   1 - DRAM throughput / DRAM_REACHED x (the share of DRAM bytes a coalesced version would still move). A kernel
   near its DRAM roof whose wasted sectors are served from the caches has little to win.
+* Nor the time its busiest pipeline still needs: a coalescing fix moves fewer sectors but leaves every arithmetic
+  instruction to execute, so the saving is capped at 1 - that pipe's share of the active cycles (a kernel whose ALU
+  pipe is 94% busy wins at most 6% however its stores fall).
 
 Without source counters, falls back to the bytes used per 32-byte sector of global loads.
 """
@@ -27,7 +30,7 @@ NEEDS = (
     (M.SECTORS_EXCESSIVE, M.SECTORS_GLOBAL, M.LTS_ACTIVE, M.LTS_ELAPSED),
     (M.BYTES_PER_SECTOR_LD, M.L2_PCT),
 )
-READS = (M.BYTES_PER_SECTOR_LD, M.L2_PCT, M.DRAM_PCT, M.DRAM_READ, M.DRAM_WRITE)
+READS = (M.BYTES_PER_SECTOR_LD, M.L2_PCT, M.DRAM_PCT, M.DRAM_READ, M.DRAM_WRITE, M.PIPE_PREFIX + "*" + M.PIPE_SUFFIX)
 NCU_RULES = ("UncoalescedGlobalAccess",)
 NCU_TITLES = (
     "L1TEX Global Load Access Pattern",
@@ -58,6 +61,12 @@ def dram_cap(k: Kernel, ideal_sectors: float) -> float:
     return 1 - min(k.value(M.DRAM_PCT) / 100 / DRAM_REACHED, 1.0) * still_moved
 
 
+def compute_cap(k: Kernel) -> float:
+    """The most a coalescing fix can save while the busiest pipeline still executes what it does (1 if unknown)."""
+    top = M.busiest_pipe(k)
+    return 1 - min(top[1] / 100, 1.0) if top else 1.0
+
+
 def evaluate(k: Kernel) -> Bottleneck | None:
     gather = ""
     if k.has(M.SECTORS_EXCESSIVE, M.SECTORS_GLOBAL, M.LTS_ACTIVE, M.LTS_ELAPSED):
@@ -69,7 +78,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
             return None
         # the wasted sectors cost time in proportion to how busy L2 is (a latency-bound kernel barely feels them)
         busy = k.value(M.L2_PCT) / 100 if k.has(M.L2_PCT) else k.value(M.LTS_ACTIVE) / k.value(M.LTS_ELAPSED)
-        score = min(share * busy, dram_cap(k, total - fixable))
+        score = min(share * busy, dram_cap(k, total - fixable), compute_cap(k))
         evidence = {M.SECTORS_EXCESSIVE: excessive, M.SECTORS_GLOBAL: total}
         what = (
             f"{share:.0%} of the {count(total)} 32-byte sectors the kernel fetched from L2 for global"
@@ -86,7 +95,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         if used >= 32 * (1 - MIN_EXCESSIVE) or used <= 0:
             return None
         share = 1 - used / 32
-        score = share * k.value(M.L2_PCT) / 100
+        score = min(share * k.value(M.L2_PCT) / 100, compute_cap(k))
         evidence = {M.BYTES_PER_SECTOR_LD: used}
         what = f"global loads use only {used:.1f} of the 32 bytes of every sector they fetch"
     for m in (M.BYTES_PER_SECTOR_LD, M.L2_PCT, M.DRAM_PCT):
