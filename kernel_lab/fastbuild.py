@@ -15,8 +15,10 @@ Lab runs a cell (the profiler's, the judge's: never the user's notebook), :func:
   once per set of flags and kept beside the builds.
 
 The kernels are compiled from the same text (comments kept, so a profile's source lines read as the
-cell's) with the same nvcc flags, so they are the same kernels; the profiler and the judge share
-the builds, so a version profiled is not built again to be judged, nor the other way round.
+cell's) with the same nvcc flags, so they are the same kernels. Builds live in one folder per torch half
+(``main.cpp`` and the flags), shared by the profiler's and the judge's processes: a version whose torch code
+is that of a version built before (a padded tile, ``__launch_bounds__``, a kernel rewritten in place)
+compiles its kernels alone and links, and one profiled is not built again to be judged.
 Anything the split does not understand (templates launched with arguments, conditional compilation,
 namespaces, torch types in device code) or any failure of the fast build falls back to
 ``load_inline`` as the cell wrote it, so the result never depends on this module working.
@@ -308,6 +310,14 @@ def prepare_in_background() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "kernel_lab.fastbuild"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def build_folder(name: str, torch_sources: list[str], flags: list[str]) -> Path:
+    """Where a split build of ``name`` happens: one folder per torch half and flags, so that a version changing only
+    its kernels finds the torch half compiled there and compiles its kernels alone (about a second, against the
+    torch half's eight)."""
+    key = hashlib.sha256("\n".join([name, *torch_sources, *flags]).encode()).hexdigest()[:16]
+    return build_root() / "kernel_lab" / "fast" / key
+
+
 def _fast(plain: Callable[..., Any], name: str, cpp_sources: list[str], halves: Split, **options: Any) -> Any:
     """``load_inline`` on the two halves, ``main.cpp`` against the precompiled header."""
     cflags = [flag.strip() for flag in options.pop("extra_cflags", None) or []]
@@ -318,18 +328,20 @@ def _fast(plain: Callable[..., Any], name: str, cpp_sources: list[str], halves: 
     options.pop("use_pch", None)
     cuda_flags = list(options.pop("extra_cuda_cflags", None) or [])
     options["extra_cuda_cflags"] = cuda_flags + ["-lineinfo"] * ("-lineinfo" not in cuda_flags)  # profiled or not: one build
-    key = hashlib.sha256("\n".join([name, *cpp_sources, halves.host, halves.device, *flags]).encode()).hexdigest()[:16]
-    folder = build_root() / "kernel_lab" / "fast" / key
+    folder = build_folder(name, [*cpp_sources, halves.host], [*flags, *options["extra_cuda_cflags"]])
     folder.mkdir(parents=True, exist_ok=True)
-    return plain(
-        name,
-        [*cpp_sources, halves.host],
-        [halves.device],
-        extra_cflags=[*cflags, "-include", str(header), "-Winvalid-pch", "-Werror=invalid-pch"],
-        build_directory=str(folder),
-        no_implicit_headers=True,
-        **options,
-    )
+    # one build and import at a time in a folder: torch's own lock assumes a folder's sources never change
+    with open(folder / "kernel_lab.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return plain(
+            name,
+            [*cpp_sources, halves.host],
+            [halves.device],
+            extra_cflags=[*cflags, "-include", str(header), "-Winvalid-pch", "-Werror=invalid-pch"],
+            build_directory=str(folder),
+            no_implicit_headers=True,
+            **options,
+        )
 
 
 def _texts(sources: str | list[str] | None) -> list[str]:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lab.fastbuild import split
+from kernel_lab.fastbuild import build_folder, split
+from kernel_lab.rewrite.cuda import pad_shared_tiles
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCH = re.compile(r"#include\s*<(?:torch|ATen|c10)/|\b(?:torch|at|c10)::")
@@ -99,3 +100,15 @@ torch::Tensor f(torch::Tensor x) {
 )
 def test_what_the_split_does_not_understand_is_built_as_written(source):
     assert split(source) is None
+
+
+def test_a_version_that_changes_only_its_kernels_builds_where_its_torch_half_is_already_compiled():
+    source = (ROOT / "kernel_lab" / "samples" / "kernels" / "shared_bank_conflicts.py").read_text()
+    cuda = re.search(r'CUDA_SRC = r"""(.*?)"""', source, re.S).group(1)
+    padded = pad_shared_tiles(f'CUDA_SRC = r"""{cuda}"""')
+    assert padded is not None
+    a, b = split(cuda), split(re.search(r'r"""(.*?)"""', padded, re.S).group(1))
+    assert a is not None and b is not None and a.host == b.host and a.device != b.device  # only the kernels differ
+    assert build_folder("kls_t", ["decl", a.host], ["-O3"]) == build_folder("kls_t", ["decl", b.host], ["-O3"])
+    assert build_folder("kls_t", ["decl", a.host], ["-O3"]) != build_folder("kls_t", ["decl", a.host + " "], ["-O3"])
+    assert build_folder("kls_t", ["decl", a.host], ["-O3"]) != build_folder("kls_t", ["decl", a.host], ["-O2"])
