@@ -90,6 +90,13 @@ SMALL: dict[str, dict] = {
     "gumbel_max_few_rows_bf16_triton": dict(ROWS=3, VOCAB=5000, BLOCK=512),
     "residual_histogram_atomic_int16_triton": dict(N=5000),
     "tet_gradient_gather_fp32_triton": dict(CELLS=5),
+    # held-out set 7
+    "focal_loss_elem_fp16_triton": dict(N=5000, BLOCK=1024),
+    "verlet_aos_record_fp32_triton": dict(N=3000, BLOCK=256),
+    "additive_synth_partials_fp32_triton": dict(N=100000, PARTIALS=8, BLOCK=1024),
+    "gc_content_tiny_uint8_triton": {},
+    "acf_lags_reread_fp16_triton": dict(N=50000, LAGS=8, BLOCK=1024),
+    "iir_vertical_smooth_fp16_triton": dict(FRAMES=2, ROWS=16, COLS=300),
 }
 
 

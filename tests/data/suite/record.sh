@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-7 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-8 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -62,6 +62,11 @@ q6_filter_persistent_fp32_triton nv12_to_rgb_norm_fp16_triton gumbel_max_few_row
 residual_histogram_atomic_int16_triton tet_gradient_gather_fp32_triton
 chacha20_keystream_uint32_cuda stft_dft_simt_fp16_cuda erode_rows_smem_conflict_fp16_cuda geo_radius_divergent_fp32_cuda
 mtf_decode_local_uint8_cuda hex8_matvec_elem_major_bf16_cuda mv_trajectory_trace_int16_cuda minp_sample_smem_fp16_cuda"
+# held-out set 7
+BATCH8="focal_loss_elem_fp16_triton verlet_aos_record_fp32_triton additive_synth_partials_fp32_triton
+gc_content_tiny_uint8_triton acf_lags_reread_fp16_triton iir_vertical_smooth_fp16_triton
+triplet_hardmine_simt_fp32_cuda p2g_deposit_sorted_fp32_cuda mel_fbank_smem_conflict_fp32_cuda
+kmer_distinct_local_uint8_cuda lambertw_events_divergent_fp32_cuda median3x3_strips_fp16_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
@@ -70,6 +75,7 @@ case "${1:-}" in
   batch5) CELLS=$BATCH5 ;;  # held-out set 4
   batch6) CELLS=$BATCH6 ;;  # held-out set 5
   batch7) CELLS=$BATCH7 ;;  # held-out set 6
+  batch8) CELLS=$BATCH8 ;;  # held-out set 7
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
