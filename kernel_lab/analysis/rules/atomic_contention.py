@@ -10,7 +10,9 @@ counter runs at the speed of that one address. It shows two ways:
   applying updates one after another that spread-out atomics would share among all slices.
 
 Score: the larger of the two shares, the stall cycles in those reasons and the busiest slice's excess
-atomic-unit time (percent of the elapsed time above the average slice's).
+atomic-unit time (percent of the elapsed time above the average slice's) weighted by how busy that slice is: the
+kernel waits on a slice in proportion to how near it is to saturation (at a quarter busy the updates are absorbed as
+they come; at four fifths they queue).
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ MIN_SHARE = 0.10
 
 
 def hot_slice(k: Kernel) -> float:
-    """Share of the elapsed time the busiest L2 slice's atomic unit works beyond the average slice's (0 if unknown)."""
+    """Share of the elapsed time the busiest L2 slice's atomic unit works beyond the average slice's, weighted by how
+    busy it is (0 if unknown)."""
     if not k.has(M.ATOMIC_UNIT_AVG, M.ATOMIC_UNIT_MAX):
         return 0.0
-    return max(0.0, k.value(M.ATOMIC_UNIT_MAX) - k.value(M.ATOMIC_UNIT_AVG)) / 100
+    busiest = k.value(M.ATOMIC_UNIT_MAX) / 100
+    return max(0.0, busiest - k.value(M.ATOMIC_UNIT_AVG) / 100) * min(busiest, 1.0)
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
