@@ -41,6 +41,10 @@ class KernelFacts:
     def top(self) -> Bottleneck | None:
         return self.bottlenecks[0] if self.bottlenecks else None
 
+    def bottleneck(self, kind: str) -> Bottleneck | None:
+        """Its bottleneck of this kind, if the conductor ranks it."""
+        return next((b for b in self.bottlenecks if b.kind == kind), None)
+
     metrics: dict = field(default_factory=dict, repr=False)  # every metric of the launch, by Nsight Compute name
 
     def metric(self, name: str) -> float | None:
@@ -78,7 +82,7 @@ class Facts:
 
     def bottleneck(self, kind: str) -> Bottleneck | None:
         """The longest kernel's bottleneck of this kind, if the conductor ranks it."""
-        return next((b for b in self.main.bottlenecks if b.kind == kind), None)
+        return self.main.bottleneck(kind)
 
     @property
     def dram_bytes(self) -> float:

@@ -170,7 +170,7 @@ def _grade_kind(given: str | None, main: KernelFacts, kernel: Kernel) -> Part:
         return Part("kind", "right", given, f"{top.summary}.", 1.0, WEIGHTS["kind"])
     if given not in KINDS:
         return Part("kind", "wrong", given, f"Not one of the conductor's kinds: {', '.join(KINDS)}.", 0.0, WEIGHTS["kind"])
-    found = next((b for b in main.bottlenecks if b.kind == given), None)
+    found = main.bottleneck(given)
     if found is not None:
         credit = 0.5 if found.score >= 0.5 * top.score else 0.25
         return Part(

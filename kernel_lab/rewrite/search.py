@@ -372,12 +372,13 @@ class SearchRewriter:
             known = [c for c in batch if source(c) in self.measured and c != start]
             new = [c for c in batch if c not in known][: most - self.screened]
             if new or known:
-                got = measure([source(c) for c in new]) if new else []
+                texts = [source(c) for c in new]
+                got = measure(texts) if texts else []
                 self.screened += len(new)
                 self.recalled += len(known)
-                for config, ms in zip(new, got):
-                    seen = [t for t in (ms, self.measured.get(source(config))) if t is not None]
-                    self.measured[source(config)] = min(seen, default=None)
+                for text, ms in zip(texts, got):
+                    seen = [t for t in (ms, self.measured.get(text)) if t is not None]
+                    self.measured[text] = min(seen, default=None)
                 batch = new + known
                 times.update({_key(c): self.measured[source(c)] for c in batch})
                 if times.get(_key(start)) is None:
