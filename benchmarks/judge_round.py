@@ -59,7 +59,7 @@ def main() -> None:
     J.Judge._prepare = timed("reference's preparation", J.Judge._prepare)
     W.Worker.more = timed("answer from the ", W.Worker.more, lambda self, *a, **k: self.who)
     J._Trial.check = timed("candidate's checks (each, in parallel)", J._Trial.check)
-    J._Trial.time = timed("candidate's timing (each, one at a time)", J._Trial.time)
+    J.Judge._time = timed("timing (the round's right candidates, with the reference)", J.Judge._time)
     source = (HERE / f"{args.cell}.py").read_text()
     start = time.perf_counter()
     with Judge(source, Settings(verify_timeout=600)) as judge:
