@@ -64,6 +64,27 @@ def test_replay_mode_stops_after_one_round_when_it_found_a_faster_version(tmp_pa
     assert result.best.number == 1 and result.stopped.startswith("replay mode: one round only")
 
 
+class BlockAndCode:
+    """A rewriter whose one idea is right and over 10x faster, but changes code beside the launch."""
+
+    name = "block-and-code"
+    cannot_fix = frozenset()
+
+    def propose(self, context, n=1):
+        made = context.source.replace("16),)", "1024),)").replace("BLOCK=16", "BLOCK=1024")
+        made = made.replace("torch.empty_like(x)", "torch.empty(x.shape, dtype=x.dtype, device=x.device)")
+        return [Candidate(made, "1024-element blocks", "latency_bound", "block-and-code")]
+
+
+def test_a_round_whose_fastest_version_waits_for_confirmation_says_so(tmp_path):
+    tiny = (CELLS / "sized_add_ref.py").read_text().replace("1024),)", "16),)").replace("BLOCK=1024", "BLOCK=16")
+    result = kernel_lab.optimize(tiny, rounds=1, candidates=1, root=tmp_path, replay=REPLAY, rewriter=BlockAndCode())
+    v = result.session.versions[1]
+    assert v.correct and v.speedup and v.speedup > 10 and v.warnings  # held back: more than 10x from changed code
+    assert result.best.number == 0
+    assert "v001 is correct" in result.stopped and "result.confirm(1)" in result.stopped
+
+
 def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
     events = []
     with OpenAIServer() as server:

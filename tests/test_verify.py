@@ -38,6 +38,11 @@ EXIT_139 = source("add_crash").replace("os.kill(os.getpid(), signal.SIGSEGV)", "
 AXPY_BLOCK_512 = source("axpy_inplace_ref").replace("1024),)", "512),)").replace("BLOCK=1024", "BLOCK=512")
 AXPY_UNWRITTEN = source("axpy_inplace_ref").replace("y + 2 * x, mask", "y, mask")
 AXPY_INTO_X = source("axpy_inplace_ref").replace("tl.store(y_ptr", "tl.store(x_ptr")
+#: sized_add_ref with 16-element blocks, and that block made right: the same code, launched well
+TINY_BLOCK = source("sized_add_ref").replace("1024),)", "16),)").replace("BLOCK=1024", "BLOCK=16")
+BLOCK_MADE_RIGHT = source("sized_add_ref")
+#: as fast, with code changed beside the launch (the output made with torch.empty instead of torch.empty_like)
+BLOCK_AND_CODE = BLOCK_MADE_RIGHT.replace("torch.empty_like(x)", "torch.empty(x.shape, dtype=x.dtype, device=x.device)")
 
 #: (reference, timed, verify timeout) -> {case: candidate cell name or source}
 GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
@@ -85,6 +90,7 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "slow_small_shapes": "slow_small_shapes",
         "timed_beside_hostile": "sized_add_ref",
     },
+    (TINY_BLOCK, True, 120.0): {"block_made_right": BLOCK_MADE_RIGHT, "block_and_code": BLOCK_AND_CODE},
     ("sized_add_ref", False, 120.0): {
         "no_tail_mask": "no_tail_mask",
         "shape_table": "shape_table",
@@ -108,7 +114,7 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
 
 def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str, Verdict]:
     reference, timed, timeout = key
-    with Judge(source(reference), Settings(verify_timeout=timeout), "cpu", time=timed) as judge:
+    with Judge(reference if "\n" in reference else source(reference), Settings(verify_timeout=timeout), "cpu", time=timed) as judge:
         if reference == "add_ref":  # as the optimize loop does: the reference loads while other work goes on
             judge.start()
         sources = [candidate if "\n" in candidate else source(candidate) for candidate in cases.values()]
@@ -447,6 +453,14 @@ def test_speedup_over_10x_is_flagged_and_significant(verdicts):
     v = verdicts["too_fast"]  # the reference sleeps 40 ms per call
     assert v.timing is not None and v.timing.speedup > 10 and v.timing.significant
     assert blocked(v, "second look")
+
+
+def test_over_10x_from_launch_parameters_alone_is_not_held_back_but_changed_code_is(verdicts):
+    same_code, changed = verdicts["block_made_right"], verdicts["block_and_code"]  # 16-element blocks made 1024
+    for v in (same_code, changed):
+        assert v.correct and v.timing is not None and v.timing.speedup > 10 and v.timing.significant
+    assert not same_code.flagged
+    assert blocked(changed, "second look")
 
 
 # --- candidates that never finish properly ----------------------------------------------------------------

@@ -155,6 +155,19 @@ def _carried(where: tuple[float, str] | None, profiled: Version, current: Versio
     )
 
 
+def _flagged(made: list[Version], current: Version) -> str:
+    """What the user must know when the round's fastest right versions wait for their confirmation."""
+    waiting = [v for v in made if v.correct and v.significant and v.warnings and (v.speedup or 0) > (current.speedup or 1)]
+    if not waiting:
+        return ""
+    top = max(waiting, key=lambda v: v.speedup or 0.0)
+    return (
+        f" that the judge did not flag: {top.label} is correct and {top.speedup:.2f}x faster than the original, but"
+        f" waits for your second look: {top.warnings[0].rstrip('.')}. Confirm it to use it (the panel's Confirm, or"
+        f" result.confirm({top.number}))"
+    )
+
+
 def _configurations(n: int) -> str:
     return f"{n} launch configuration{'s' * (n != 1)}"
 
@@ -338,7 +351,7 @@ def optimize(
             history.append(Attempt(candidate.explanation, outcome(version)))
         best = session.best()
         if best is current or best.number not in {v.number for v in made}:
-            stopped = f"round {round_} found nothing faster than {current.label}"
+            stopped = f"round {round_} found nothing faster than {current.label}" + _flagged(made, current)
             break
         current = best
     extra = list(notes) + ([reused] if reused else [])
