@@ -114,7 +114,9 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
 
 def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str, Verdict]:
     reference, timed, timeout = key
-    with Judge(reference if "\n" in reference else source(reference), Settings(verify_timeout=timeout), "cpu", time=timed) as judge:
+    with Judge(
+        reference if "\n" in reference else source(reference), Settings(verify_timeout=timeout), "cpu", time=timed
+    ) as judge:
         if reference == "add_ref":  # as the optimize loop does: the reference loads while other work goes on
             judge.start()
         sources = [candidate if "\n" in candidate else source(candidate) for candidate in cases.values()]
