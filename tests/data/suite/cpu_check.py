@@ -97,6 +97,13 @@ SMALL: dict[str, dict] = {
     "gc_content_tiny_uint8_triton": {},
     "acf_lags_reread_fp16_triton": dict(N=50000, LAGS=8, BLOCK=1024),
     "iir_vertical_smooth_fp16_triton": dict(FRAMES=2, ROWS=16, COLS=300),
+    # held-out set 8
+    "pose_compose_soa_bf16_triton": dict(N=5000, BLOCK=1024),
+    "rdf_pair_bins_fp32_triton": dict(N=300),
+    "kepler_orbits_fp32_triton": dict(OBJECTS=300, EPOCHS=20),
+    "fps_cloud_per_program_fp32_triton": dict(CLOUDS=2, POINTS=1000, SAMPLES=64),
+    "nmo_trace_lanes_fp16_triton": dict(TRACES=70, NT=256, TILE_T=128),
+    "trending_decay_hours_int16_triton": dict(ITEMS=1000, HOURS=40),
 }
 
 

@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-8 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-9 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -67,6 +67,11 @@ BATCH8="focal_loss_elem_fp16_triton verlet_aos_record_fp32_triton additive_synth
 gc_content_tiny_uint8_triton acf_lags_reread_fp16_triton iir_vertical_smooth_fp16_triton
 triplet_hardmine_simt_fp32_cuda p2g_deposit_sorted_fp32_cuda mel_fbank_smem_conflict_fp32_cuda
 kmer_distinct_local_uint8_cuda lambertw_events_divergent_fp32_cuda median3x3_strips_fp16_cuda"
+# held-out set 8
+BATCH9="pose_compose_soa_bf16_triton rdf_pair_bins_fp32_triton kepler_orbits_fp32_triton
+fps_cloud_per_program_fp32_triton nmo_trace_lanes_fp16_triton trending_decay_hours_int16_triton
+fk_humanoid_frames_local_fp32_cuda density_matrix_simt_fp16_cuda cvs_velocity_scan_fp16_cuda
+aperture_phot_tile_smem_fp32_cuda ball_query_first_k_fp32_cuda embbag_grad_scatter_fp32_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
@@ -76,6 +81,7 @@ case "${1:-}" in
   batch6) CELLS=$BATCH6 ;;  # held-out set 5
   batch7) CELLS=$BATCH7 ;;  # held-out set 6
   batch8) CELLS=$BATCH8 ;;  # held-out set 7
+  batch9) CELLS=$BATCH9 ;;  # held-out set 8
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
