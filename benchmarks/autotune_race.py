@@ -149,7 +149,7 @@ def race(
         first = kernel_lab.profile(path).profile
         kernel_lab.api.start_ahead()
         time.sleep(after_profile)
-    marks: list[tuple[float, str, str]] = []
+    marks: list[tuple[float, str, int | None]] = []  # (seconds, state, round): the last profile has no round
     started = time.monotonic()
     outcome = kernel_lab.optimize(
         path,
@@ -159,15 +159,15 @@ def race(
         replay=replay,
         profile=first,
         on_event=lambda e: (
-            marks.append((time.monotonic() - started, e.state or "", e.message)),
+            marks.append((time.monotonic() - started, e.state or "", e.round)),
             print(f"  {marks[-1][0]:6.1f} s  {e.message}", flush=True),
         ),
     )
     row["ours_wall"] = time.monotonic() - started
-    marks.append((row["ours_wall"], "", "returned"))
+    marks.append((row["ours_wall"], "", None))
     row["ours_profiling"] = sum(b[0] - a[0] for a, b in itertools.pairwise(marks) if a[1] == "profiling")
     # the answer is known once the loop stops, before the best version is profiled for the before/after view
-    row["ours_answer"] = next((t for t, _, said in marks if said.startswith("profiling the best")), row["ours_wall"])
+    row["ours_answer"] = next((t for t, state, round_ in marks if state == "profiling" and round_ is None), row["ours_wall"])
     best = outcome.best
     mine = load(best.source, path.stem + "_best")
     got = mine.run(*inputs)

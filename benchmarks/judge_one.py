@@ -24,13 +24,10 @@ import time
 from pathlib import Path
 
 from fastbuild_reuse import versions
-from judge_round import SPENT, timed
+from judge_round import SPENT, instrument, print_spent
 
-import kernel_lab
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge
-from kernel_lab.verify import judge as J
-from kernel_lab.verify import workers as W
 
 THREADS = re.compile(r"#define THREADS (\d+)")
 
@@ -53,11 +50,7 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=0.0)
     args = parser.parse_args()
     os.environ["TORCH_EXTENSIONS_DIR"] = tempfile.mkdtemp(prefix="kl_judge_one_")
-    print("kernel_lab from", Path(kernel_lab.__file__).parent, flush=True)
-    J.Judge._prepare = timed("reference's preparation", J.Judge._prepare)
-    W.Worker.more = timed("answer from the ", W.Worker.more, lambda self, *a, **k: self.who)
-    J._Trial.check = timed("candidate's checks", J._Trial.check)
-    J.Judge._time = timed("timing (the round's right candidates, with the reference)", J.Judge._time)
+    instrument()
     for cell in map(Path, args.cells):
         source = cell.read_text()
         start = time.perf_counter()
@@ -74,8 +67,7 @@ def main() -> None:
                 verdict = judge.check(text)
                 speedup = f"{verdict.timing.speedup:.2f}x" if verdict.timing else "-"
                 print(f"  {time.perf_counter() - t:5.1f} s  {what}: {verdict.correct} {verdict.reason[:80]} {speedup}")
-                for k in sorted(SPENT, key=lambda k: -sum(SPENT[k])):
-                    print(f"      {sum(SPENT[k]):6.2f} s  x{len(SPENT[k]):3d}  {k}", flush=True)
+                print_spent("      ")
 
 
 if __name__ == "__main__":

@@ -50,16 +50,27 @@ def timed(name: str, fn: Callable[..., Any], key: Callable[..., str] = lambda *a
     return wrapper
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("cell", choices=sorted(ROUNDS))
-    parser.add_argument("--wait", type=float, default=12.0)
-    args = parser.parse_args()
+def instrument() -> None:
+    """Time the judge's steps into SPENT (its methods wrapped here; nothing in them changes)."""
     print("kernel_lab from", Path(kernel_lab.__file__).parent, flush=True)
     J.Judge._prepare = timed("reference's preparation", J.Judge._prepare)
     W.Worker.more = timed("answer from the ", W.Worker.more, lambda self, *a, **k: self.who)
     J._Trial.check = timed("candidate's checks (each, in parallel)", J._Trial.check)
     J.Judge._time = timed("timing (the round's right candidates, with the reference)", J.Judge._time)
+
+
+def print_spent(indent: str) -> None:
+    """Where the time in SPENT went, the largest first."""
+    for k in sorted(SPENT, key=lambda k: -sum(SPENT[k])):
+        print(f"{indent}{sum(SPENT[k]):6.2f} s  x{len(SPENT[k]):3d}  {k}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cell", choices=sorted(ROUNDS))
+    parser.add_argument("--wait", type=float, default=12.0)
+    args = parser.parse_args()
+    instrument()
     source = (HERE / f"{args.cell}.py").read_text()
     start = time.perf_counter()
     with Judge(source, Settings(verify_timeout=600)) as judge:
@@ -76,8 +87,7 @@ def main() -> None:
             print(f"round {n}: {time.perf_counter() - t:6.1f} s for {len(candidates)} candidates", flush=True)
             for v in verdicts:
                 print(f"    {v.correct} {v.reason[:100]} {v.timing.speedup if v.timing else '-'}")
-            for k in sorted(SPENT, key=lambda k: -sum(SPENT[k])):
-                print(f"    {sum(SPENT[k]):6.2f} s  x{len(SPENT[k]):3d}  {k}", flush=True)
+            print_spent("    ")
     print(f"all: {time.perf_counter() - start:.1f} s (with {args.wait:g} s of waiting first)")
 
 

@@ -617,8 +617,11 @@ class _Trial:
         warnings = list(self.warnings)
         # the same kernels' code with other launch parameters, right on fresh inputs and shapes, does all the work
         # (the checks and the work's records above still hold it to that): a large speedup is then the point
-        same_code = parameter_only(self.judge.reference_source, self.source)
-        if headline is not None and headline.speedup > SUSPICIOUS_SPEEDUP and not same_code:
+        if (
+            headline is not None
+            and headline.speedup > SUSPICIOUS_SPEEDUP
+            and not parameter_only(self.judge.reference_source, self.source)
+        ):
             warnings.append(
                 f"The candidate is {headline.speedup:.1f}× faster than the reference: a speedup over "
                 f"{SUSPICIOUS_SPEEDUP:g}× deserves a second look (does it really do all the work?)."
