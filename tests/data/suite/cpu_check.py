@@ -104,6 +104,13 @@ SMALL: dict[str, dict] = {
     "fps_cloud_per_program_fp32_triton": dict(CLOUDS=2, POINTS=1000, SAMPLES=64),
     "nmo_trace_lanes_fp16_triton": dict(TRACES=70, NT=256, TILE_T=128),
     "trending_decay_hours_int16_triton": dict(ITEMS=1000, HOURS=40),
+    # held-out set 9
+    "dewpoint_magnus_fp16_triton": dict(N=5000, BLOCK=1024),
+    "patch_pca_project_fp16_triton": dict(PATCHES=100, VOX=64, COMP=32, BLOCK_M=32),
+    "proto_byte_counters_atomic_int16_triton": dict(N=5000),
+    "angular_spectrum_interleaved_fp32_triton": dict(PLANES=2, NY=16, NX=64, BLOCK=256),
+    "lfp_bandpower_channels_fp16_triton": dict(CHANNELS=3, SAMPLES=5000, BLOCK=1024),
+    "viewport_transform_tiny_fp32_triton": dict(VERTS=300),
 }
 
 

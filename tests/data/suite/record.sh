@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-9 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-10 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -72,6 +72,11 @@ BATCH9="pose_compose_soa_bf16_triton rdf_pair_bins_fp32_triton kepler_orbits_fp3
 fps_cloud_per_program_fp32_triton nmo_trace_lanes_fp16_triton trending_decay_hours_int16_triton
 fk_humanoid_frames_local_fp32_cuda density_matrix_simt_fp16_cuda cvs_velocity_scan_fp16_cuda
 aperture_phot_tile_smem_fp32_cuda ball_query_first_k_fp32_cuda embbag_grad_scatter_fp32_cuda"
+# held-out set 9
+BATCH10="dewpoint_magnus_fp16_triton patch_pca_project_fp16_triton proto_byte_counters_atomic_int16_triton
+angular_spectrum_interleaved_fp32_triton lfp_bandpower_channels_fp16_triton viewport_transform_tiny_fp32_triton
+wetbulb_bisect_bf16_cuda ct_backproject_smem_sino_fp32_cuda flow_hash_aos_headers_uint8_cuda
+tmm_rouard_local_fp32_cuda hh_adaptive_substep_divergent_fp32_cuda msaa_resolve_smem_conflict_fp32_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
@@ -82,6 +87,7 @@ case "${1:-}" in
   batch7) CELLS=$BATCH7 ;;  # held-out set 6
   batch8) CELLS=$BATCH8 ;;  # held-out set 7
   batch9) CELLS=$BATCH9 ;;  # held-out set 8
+  batch10) CELLS=$BATCH10 ;;  # held-out set 9
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
