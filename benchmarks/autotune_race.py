@@ -21,6 +21,7 @@ starts at the call, which starts from that profile. The table says which mode it
 
 Cells whose name starts with "held_out" are reported apart: no part of the search was tuned on them.
 ``--replay REPORT`` runs the optimizer on a recorded report (no ncu), for a dry run on the CPU.
+``--spent``: where the optimizer's time went, per cell (the screen's and the judge's steps, ncu), the largest first.
 """
 
 from __future__ import annotations
@@ -38,9 +39,14 @@ from types import ModuleType
 from typing import Any
 
 import torch
+from judge_round import SPENT, instrument, print_spent, timed
 
 import kernel_lab
+from kernel_lab.profiling.ncu import NcuProfiler
 from kernel_lab.rewrite import search
+from kernel_lab.verify import judge as J
+from kernel_lab.verify import screen
+from kernel_lab.verify import workers as W
 
 HERE = Path(__file__).resolve().parent / "race"
 HELD_OUT = ("rowsum_tiny", "matmul_grouped", "softmax_poor_block")  # not looked at while building the search
@@ -114,6 +120,45 @@ def bench(fn: Any) -> float:
     return float(triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median"))
 
 
+def instrument_all() -> None:
+    """The judge's steps (judge_round.instrument), the screen's and ncu's, timed into SPENT."""
+    instrument()
+    S = screen.Screener
+    S._start = timed("screen: the original loaded in its workers", S._start)
+    S.screen = timed("screen: whole calls", S.screen)
+    S._time = timed("screen: timing one variant", S._time)
+    W.Worker.ask = timed("asked the ", W.Worker.ask, lambda self, request, *a, **k: f"{self.who}: {request.get('cmd')}")
+    J._Trial._check = timed("candidate: one input set checked (each, in parallel)", J._Trial._check)
+    J.Judge._observe = timed("judge: the reference's kernels recorded (first candidate's wait)", J.Judge._observe)
+    answered = W.Worker.answered
+
+    def steps(self: W.Worker, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        header, tensors = answered(self, *args, **kwargs)
+        if self.who == "candidate" and "params" in header:  # the answer to "load"
+            SPENT["candidate: cell loaded (each, in parallel)"].append(time.perf_counter() - start)
+        return header, tensors
+
+    W.Worker.answered = steps
+    load = screen.Screener._load
+
+    def loaded(self: screen.Screener, worker: W.Worker) -> W.Worker:
+        ask = worker.answer
+        worker.answer = lambda *a, **k: _took(ask(*a, **k))  # type: ignore[method-assign]
+        return load(self, worker)
+
+    screen.Screener._load = loaded
+    S.rest = timed("screen: workers stopped and restarted", S.rest)
+    NcuProfiler.collect = timed("ncu: a profile", NcuProfiler.collect)
+
+
+def _took(answer: tuple[dict[str, Any], list[Any]]) -> tuple[dict[str, Any], list[Any]]:
+    """The screen worker's own times for the steps of loading the original (its answer's "took")."""
+    for step, seconds in answer[0].get("took", {}).items():
+        SPENT[f"screen load, in each worker: {step}"].append(seconds)
+    return answer
+
+
 def fresh_cache() -> None:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton_cache_")
 
@@ -149,6 +194,7 @@ def race(
         first = kernel_lab.profile(path).profile
         kernel_lab.api.start_ahead()
         time.sleep(after_profile)
+    SPENT.clear()
     marks: list[tuple[float, str, int | None]] = []  # (seconds, state, round): the last profile has no round
     started = time.monotonic()
     outcome = kernel_lab.optimize(
@@ -164,6 +210,7 @@ def race(
         ),
     )
     row["ours_wall"] = time.monotonic() - started
+    print_spent("    ")
     marks.append((row["ours_wall"], "", None))
     row["ours_profiling"] = sum(b[0] - a[0] for a, b in itertools.pairwise(marks) if a[1] == "profiling")
     # the answer is known once the loop stops, before the best version is profiled for the before/after view
@@ -210,7 +257,10 @@ def main() -> None:
     parser.add_argument("--replay", default=None)
     parser.add_argument("--sessions", default=None, help="keep the optimizer's sessions (reports, versions) here")
     parser.add_argument("--after-profile", type=float, default=None, metavar="S", help="optimize after a profile (see above)")
+    parser.add_argument("--spent", action="store_true", help="where the optimizer's time went (see above)")
     args = parser.parse_args()
+    if args.spent:
+        instrument_all()
     mode = (
         f"after a profile of the cell and {args.after_profile:g} s (the optimizer starts from it)"
         if args.after_profile is not None

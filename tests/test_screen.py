@@ -38,10 +38,19 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
         screen.quiet = lambda: waited.append(len(screen._workers))
         original, (a, b, c) = screen.screen([right, unwritten, rewritten])
         assert waited == [2]
-        screen.rest()  # stops its loaded workers between rounds and starts fresh ones ahead, unloaded
-        assert not screen._workers and len(screen._booted) == screen.count
+        loaded = [w.proc.pid for w in screen._workers]
+        screen.rest()  # they hold a small share of the machine's memory: they stay loaded, idle, for the next round
+        assert [w.proc.pid for w in screen._workers] == loaded and not screen._booted
         again, (d,) = screen.screen([right])
-    assert original.ms and a.ms and a.ms > 0 and again.ms and d.ms
+        assert waited == [2, 2]
+        screen.keep_share = 1.5 * max(screen._held.values()) / screen._memory  # room for one: the other stops
+        screen.rest()
+        assert [w.proc.pid for w in screen._workers] == loaded[:1] and not screen._booted
+        screen.keep_share = 0.0  # no room: they stop, and fresh processes start ahead for the next round, unloaded
+        screen.rest()
+        assert not screen._workers and len(screen._booted) == screen.count
+        third, (e,) = screen.screen([right])
+    assert original.ms and a.ms and a.ms > 0 and again.ms and d.ms and third.ms and e.ms
     assert b.ms is None and b.reason.startswith("output 0: ")
     assert c.ms is None and "not screened" in c.reason
 
@@ -148,6 +157,7 @@ def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_
         assert original.ms and screen._workers[0].proc.pid == pids["screen"]
         assert judge.check(ADD).correct and judge._reference is not None and judge._reference.proc.pid == pids["reference"]
         assert workers.ready() == 0  # each taken once (the candidate's too)
+        screen.keep_share = 0.0
         screen.rest()  # a fresh, unloaded worker for the next round: unused, it goes back when the screen closes
         spare = screen._booted[0].proc.pid
         spare_candidate = judge._spare[0].proc.pid  # the next round's, started during this one: never given a cell

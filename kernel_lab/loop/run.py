@@ -140,19 +140,24 @@ def placed(profile: Profile, kernel: str, profiled: Version, current: Version) -
 
 def carried(profile: Profile, kernel: str, profiled: Version, current: Version) -> str | None:
     """Why ``current`` need not be profiled before the next round, or None when it must be: it changes only launch
-    parameters of ``profiled`` and is placed (:func:`placed`) short of its roof. An estimate near the roof is checked
-    by a profile (which the stop then cites)."""
-    return _carried(placed(profile, kernel, profiled, current), profiled, current)
-
-
-def _carried(where: tuple[float, str] | None, profiled: Version, current: Version) -> str | None:
-    """:func:`carried`, from where :func:`placed` put ``current``."""
-    if where is None or where[0] >= NEAR_ROOF:
+    parameters of ``profiled`` and the judge timed it (:func:`placed` says where that puts it). The search's next
+    screen measures what it needs; the best version's profile at the end reads its roof."""
+    where = placed(profile, kernel, profiled, current)
+    if where is None:
         return None
     return (
         f"{current.label} not profiled (only launch parameters changed since {profiled.label}): {where[1]};"
         f" the search goes on from {profiled.label}'s diagnosis"
     )
+
+
+def _roof_note(profile: Profile, kernel: str, version: Version) -> str | None:
+    """Where the best version's own profile puts it on its roof, in words."""
+    reached = _reached(profile, kernel)
+    if reached is None:
+        return None
+    room = ": little is left to gain" if reached[0] >= NEAR_ROOF else ""
+    return f"{version.label} runs at {reached[0]:.0%} of the {reached[1]} roof by its profile{room}."
 
 
 def _flagged(made: list[Version], current: Version) -> str:
@@ -244,8 +249,7 @@ def optimize(
         if not profiler.profiles_cells and round_ > 1:
             stopped = f"{profiler.name} mode: one round only (the recorded report cannot show a new version)"
             break
-        judged_at = placed(profile, bottlenecks[0][0], diagnosed, current) if searching and diagnosed and profile else None
-        why_not = _carried(judged_at, diagnosed, current) if diagnosed else None
+        why_not = carried(profile, bottlenecks[0][0], diagnosed, current) if searching and diagnosed and profile else None
         if why_not is not None:
             say(Event(f"round {round_}: {why_not}", round_, current.label, "note"))
         else:
@@ -260,9 +264,7 @@ def optimize(
                 say(Event(reused, round_, state="note"))
             else:
                 if profiler.profiles_cells:
-                    # near its roof by the judge's times: the profile checks it (and the round says what it read)
-                    check = f": near its roof by the judge's times ({judged_at[1]})" if judged_at else ""
-                    say(Event(f"round {round_}: profiling {current.label}{check}", round_, current.label, "profiling"))
+                    say(Event(f"round {round_}: profiling {current.label}", round_, current.label, "profiling"))
                 profile = profiler.collect(CellSource(current.source), settings, output=report)
             if profile.replay:
                 say(
@@ -287,11 +289,9 @@ def optimize(
         assert profile is not None and diagnosed is not None  # profiled above, or carried from the last profile
         top = bottlenecks[0][1]
         of = "" if diagnosed is current else f" in {diagnosed.label}"
-        reached = _reached(profile, bottlenecks[0][0]) if diagnosed is current and judged_at else None
-        at = f"{current.label} at {reached[0]:.0%} of the {reached[1]} roof; " if reached else ""
         say(
             Event(
-                f"round {round_}: {at}top bottleneck{of} {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
+                f"round {round_}: top bottleneck{of} {top.kind} ({top.score:.2f}); rewriting with {rewriter.name}",
                 round_,
                 current.label,
                 "rewriting",
@@ -363,7 +363,13 @@ def optimize(
         )
     best = session.best()
     report = session.folder(best) / REPORT
-    if profiler.profiles_cells and best is not session.original and not report.exists():
-        say(Event(f"profiling the best version {best.label} for the before/after view", version=best.label, state="profiling"))
-        profiler.collect(CellSource(best.source), settings, output=report)
+    if profiler.profiles_cells and best is not session.original:
+        own = profile if best is diagnosed else None  # the best version's profile
+        if not report.exists():
+            say(
+                Event(f"profiling the best version {best.label} for the before/after view", version=best.label, state="profiling")
+            )
+            own = profiler.collect(CellSource(best.source), settings, output=report)
+        if own is not None and bottlenecks and (roof := _roof_note(own, bottlenecks[0][0], best)):
+            extra.append(roof)
     return OptimizeRun(session, stopped, tuple(extra))

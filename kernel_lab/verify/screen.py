@@ -35,6 +35,7 @@ PREPARE_TIMEOUT = 120.0  # seconds to compile and check one variant
 TIME_BUDGET_MS = 40.0  # timing of one variant: calls within this budget (at least 3)
 WARM_MS = 50.0  # calls not timed before a screen's first timing: the GPU sat idle while variants compiled
 MOST_CALLS = 50
+KEEP_SHARE = 0.15  # of the device's memory: loaded workers holding less stay loaded, idle, while the judge works
 
 
 class Screening(Protocol):
@@ -43,7 +44,7 @@ class Screening(Protocol):
     def screen(self, variants: list[str]) -> tuple[Screened, list[Screened]]: ...
 
     def rest(self) -> None:
-        """Let go of the GPU until the next :meth:`screen`."""
+        """Leave the GPU to the judge until the next :meth:`screen`."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,9 @@ class Screener:
         self.folder = Path(tempfile.mkdtemp(prefix="kernel_lab_screen_"))
         weakref.finalize(self, shutil.rmtree, self.folder, True)
         self._workers: list[Worker] = []  # loaded: the original and the screening input are there
+        self._held: dict[int, int] = {}  # bytes each loaded worker holds (by its process id) ...
+        self._memory = 0  # ... of the device's memory
+        self.keep_share = KEEP_SHARE
         self._booted: list[Worker] = []  # started ahead, nothing loaded yet
         self._variants = 0
         self.seed = random.SystemRandom().randrange(1 << 31)
@@ -130,11 +134,18 @@ class Screener:
             self._booted.append(self._boot())
 
     def rest(self) -> None:
-        """Stop the loaded workers (they hold the GPU's memory: gone before the judge runs) and start fresh
-        processes for the next :meth:`screen`, which loads the original in them again."""
-        ended(self._workers)
-        self._workers = []
-        self.start()
+        """Leave the GPU to the judge. Loaded workers stay, idle, as many as hold together at most ``keep_share`` of
+        the device's memory: the next :meth:`screen` uses them as they are (seconds sooner: nothing to load), the
+        fewer compiling in parallel. When none fits, all stop (they die in the background while the judge loads its
+        candidates) and fresh processes start for the next :meth:`screen`, which loads the original in them again."""
+        each = max(self._held.values(), default=0)
+        kept = len(self._workers) if not each else min(len(self._workers), int(self.keep_share * self._memory // each))
+        gone, self._workers = self._workers[kept:], self._workers[:kept]
+        for worker in gone:
+            self._held.pop(worker.proc.pid, None)
+        ended(gone, wait=False)
+        if not self._workers:
+            self.start()
 
     def close(self) -> None:
         """Stop the workers that loaded the original (they die in the background); those that loaded nothing are
@@ -152,7 +163,8 @@ class Screener:
     def _load(self, worker: Worker) -> Worker:
         """``worker`` with the original loaded and the screening input made (Stopped when it cannot)."""
         request = {"cmd": "load", "path": str(self.folder / "original.py"), "seed": self.seed}
-        worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
+        reply, _ = worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
+        self._held[worker.proc.pid], self._memory = reply["held"], reply["memory"]
         return worker
 
     def _start(self) -> None:
@@ -232,6 +244,7 @@ class Screener:
         """A fresh worker in place of one that hung or crashed (its variants are gone); when none starts,
         the screen is broken (the rest of its variants come back unscreened)."""
         self._workers[w].close()
+        self._held.pop(self._workers[w].proc.pid, None)
         try:
             self._workers[w] = self._load(self._boot())
         except Stopped as stop:

@@ -69,7 +69,19 @@ class Screening:
         synchronize(device_of(self.inputs))
         step("second call")
         self.tf32 = uses_tf32(Path(path).read_text())
-        return {"shape": shape, "device_name": info["device_name"], "took": took}
+        return {"shape": shape, "device_name": info["device_name"], "took": took} | self._memory()
+
+    def _memory(self) -> dict[str, int]:
+        """What this process will hold once it times (what it holds now, a cache flush and a copy of the input), and
+        the memory of the device it holds it on (the machine's on the CPU)."""
+        device = device_of(self.inputs)
+        held = sum(t.nbytes for t in leaves(self.inputs) + self.expected)
+        if device.type == "cuda":
+            return {
+                "held": torch.cuda.memory_reserved(device) + FLUSH_BYTES["cuda"] + held,
+                "memory": torch.cuda.mem_get_info(device)[1],
+            }
+        return {"held": 2 * held + FLUSH_BYTES["cpu"], "memory": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")}
 
     def prepare(self, id: int, path: str, rtol: float | None, atol: float | None) -> dict[str, Any]:
         """Load a variant, run it once (Triton compiles it), and compare with the original's outputs."""
