@@ -41,6 +41,8 @@ def test_the_conductor_ranks_the_labelled_bottleneck_first_more_often_than_nsigh
     # rule reads only the kernel's own sources and leaves out loads at float-computed addresses, and a full memory
     # queue no longer counts as atomic contention: changes tuned on its three misses
     assert result["accuracy"]["held_out_8"]["top1"] == 1.0
+    # unseen code: 12 of 12 at the first look, no rule changed since (benchmarks/conductor_held_out_9_first_look.md)
+    assert result["accuracy"]["held_out_9"]["top1"] == 1.0
 
 
 def test_only_matrix_work_is_told_to_use_tensor_cores(result):
@@ -55,13 +57,14 @@ def test_only_matrix_work_is_told_to_use_tensor_cores(result):
         "covariance_outer_bf16_triton",
         "stft_dft_simt_fp16_cuda",
         "density_matrix_simt_fp16_cuda",
+        "patch_pca_project_fp16_triton",
     }
     assert told == matrix
 
 
 def test_kernels_at_their_roof_are_said_to_be_there(result):
     near = [k for k in result["kernels"] if k["label"] == "near_roof"]
-    assert len(near) == 23 and sum(k["near_roof"] for k in near) == 23
+    assert len(near) == 24 and sum(k["near_roof"] for k in near) == 24
 
 
 def test_estimates_are_mostly_within_a_factor_of_one_and_a_half(result):
@@ -75,6 +78,6 @@ def test_the_conductor_says_when_its_first_two_readings_come_out_even(result):
     assert "pagerank_push_hubs_fp32_cuda" in {k["name"] for k in unsure}  # latency 32% against contention 29%: a miss
     assert not any(k["near_roof"] for k in unsure)  # near a roof whatever is left is small: nothing to measure
     everything = result["accuracy"]["all"]
-    # rare where it is right: 8 of 156, among them int4_dequant (memory-bound 18% against uncoalesced 18%) and, from
+    # rare where it is right: 8 of 168, among them int4_dequant (memory-bound 18% against uncoalesced 18%) and, from
     # held-out set 6, hex8_matvec (uncoalesced first, memory-bound close behind)
-    assert everything["hits_unsure"] <= 8 and everything["kernels"] - everything["misses"] == 156
+    assert everything["hits_unsure"] <= 8 and everything["kernels"] - everything["misses"] == 168
