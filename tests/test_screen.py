@@ -11,6 +11,7 @@ from kernel_lab.rewrite import search
 from kernel_lab.rewrite.base import RewriteContext
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge, workers
+from kernel_lab.verify.sandbox import warm_triton
 from kernel_lab.verify.screen import Screener, parameter_only
 
 CELLS = Path(__file__).resolve().parent / "cells"
@@ -173,3 +174,11 @@ def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_
         screen.start()
         judge.start()
     assert workers.ready() == 0
+
+
+def test_a_worker_started_ahead_makes_tritons_per_process_hash_while_it_waits():
+    from triton.runtime.cache import triton_key
+
+    triton_key.cache_clear()
+    warm_triton()  # on a GPU machine, before the worker reads its first request
+    assert triton_key.cache_info().currsize == 1

@@ -29,7 +29,17 @@ import torch  # noqa: E402 - after the clock is taken
 from kernel_lab.cells import describe  # noqa: E402
 from kernel_lab.verify import protocol  # noqa: E402
 from kernel_lab.verify.compare import compare, tolerance, uses_tf32  # noqa: E402
-from kernel_lab.verify.sandbox import FLUSH_BYTES, Cell, Fail, Sandbox, clone, device_of, leaves, synchronize  # noqa: E402
+from kernel_lab.verify.sandbox import (  # noqa: E402
+    FLUSH_BYTES,
+    Cell,
+    Fail,
+    Sandbox,
+    clone,
+    device_of,
+    leaves,
+    synchronize,
+    warm_triton,
+)
 
 
 def _size(shape: list[Any]) -> int:
@@ -145,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
+    else:
+        warm_triton()  # while the process waits for its cell (it was started ahead)
     screening = Screening(args.device)
     handlers: dict[str, Callable[..., dict[str, Any]]] = {
         "load": screening.load,
