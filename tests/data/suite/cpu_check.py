@@ -111,6 +111,13 @@ SMALL: dict[str, dict] = {
     "angular_spectrum_interleaved_fp32_triton": dict(PLANES=2, NY=16, NX=64, BLOCK=256),
     "lfp_bandpower_channels_fp16_triton": dict(CHANNELS=3, SAMPLES=5000, BLOCK=1024),
     "viewport_transform_tiny_fp32_triton": dict(VERTS=300),
+    # held-out set 10
+    "venue_pressure_atomic_fp32_triton": dict(N=5000),
+    "feeder_voltage_fixedpoint_tail_fp32_triton": dict(PROGRAMS=5, BLOCK=64, ITERS=40),
+    "adcp_beam_aos_fp16_triton": dict(N=5000, BLOCK=1024),
+    "contact_logits_fma_fp16_triton": dict(B=2, L=100, D=32, BM=32, BN=32),
+    "garment_verlet_per_program_fp32_triton": dict(GARMENTS=3, SIDE=40, BLOCK=256),
+    "rd_map_db_1warp_int16_triton": dict(N=5000),
 }
 
 

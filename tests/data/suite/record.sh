@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-10 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-11 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -77,6 +77,11 @@ BATCH10="dewpoint_magnus_fp16_triton patch_pca_project_fp16_triton proto_byte_co
 angular_spectrum_interleaved_fp32_triton lfp_bandpower_channels_fp16_triton viewport_transform_tiny_fp32_triton
 wetbulb_bisect_bf16_cuda ct_backproject_smem_sino_fp32_cuda flow_hash_aos_headers_uint8_cuda
 tmm_rouard_local_fp32_cuda hh_adaptive_substep_divergent_fp32_cuda msaa_resolve_smem_conflict_fp32_cuda"
+# held-out set 10
+BATCH11="venue_pressure_atomic_fp32_triton feeder_voltage_fixedpoint_tail_fp32_triton adcp_beam_aos_fp16_triton
+contact_logits_fma_fp16_triton garment_verlet_per_program_fp32_triton rd_map_db_1warp_int16_triton
+infector_backtrace_int8_cuda pmu_phasor_badflag_fp32_cuda column_mld_smem_conflict_fp32_cuda
+contact_map_regtile_bf16_cuda os_cfar_local_sort_fp16_cuda cloth_sdf_collide_divergent_fp32_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
@@ -88,6 +93,7 @@ case "${1:-}" in
   batch8) CELLS=$BATCH8 ;;  # held-out set 7
   batch9) CELLS=$BATCH9 ;;  # held-out set 8
   batch10) CELLS=$BATCH10 ;;  # held-out set 9
+  batch11) CELLS=$BATCH11 ;;  # held-out set 10
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
