@@ -152,12 +152,12 @@ def carried(profile: Profile, kernel: str, profiled: Version, current: Version) 
 
 
 def _roof_note(profile: Profile, kernel: str, version: Version) -> str | None:
-    """Where the best version's own profile puts it on its roof, in words."""
+    """Where the best version's own profile puts it on its roof, in words (the stop message ends with it)."""
     reached = _reached(profile, kernel)
     if reached is None:
         return None
     room = ": little is left to gain" if reached[0] >= NEAR_ROOF else ""
-    return f"{version.label} runs at {reached[0]:.0%} of the {reached[1]} roof by its profile{room}."
+    return f"{version.label} runs at {reached[0]:.0%} of the {reached[1]} roof by its profile{room}"
 
 
 def _flagged(made: list[Version], current: Version) -> str:
@@ -365,11 +365,13 @@ def optimize(
     report = session.folder(best) / REPORT
     if profiler.profiles_cells and best is not session.original:
         own = profile if best is diagnosed else None  # the best version's profile
+        if own is not None and bottlenecks and near_roof(own, bottlenecks[0][0]) is not None:
+            own = None  # the stop said where it stands
         if not report.exists():
             say(
                 Event(f"profiling the best version {best.label} for the before/after view", version=best.label, state="profiling")
             )
             own = profiler.collect(CellSource(best.source), settings, output=report)
         if own is not None and bottlenecks and (roof := _roof_note(own, bottlenecks[0][0], best)):
-            extra.append(roof)
+            stopped += f"; {roof}"
     return OptimizeRun(session, stopped, tuple(extra))
