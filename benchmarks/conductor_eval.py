@@ -1,7 +1,7 @@
 """How often the conductor names the right bottleneck, on kernels recorded for the purpose, against
 Nsight Compute's own ranking; and whether its estimated gains come true.
 
-    python benchmarks/conductor_eval.py [--split tuning|held_out|held_out_2|...|held_out_9|all] [--json OUT] [--markdown] [--provisional]
+    python benchmarks/conductor_eval.py [--split tuning|held_out|held_out_2|...|held_out_10|all] [--json OUT] [--markdown] [--provisional]
 
 The suite (tests/data/suite, its README and manifest.toml) holds 66 planted-bottleneck kernels recorded on
 an H100, each labelled from its metrics. Families of kernels (code shapes) were set aside as held out before
@@ -45,7 +45,7 @@ from kernel_lab.models import Diagnosis  # noqa: E402
 from kernel_lab.profiling import report  # noqa: E402
 
 NCU_SOMETHING = 10.0  # % estimated speedup under which Nsight Compute says nothing big
-SPLITS = ("tuning", "held_out", *(f"held_out_{n}" for n in range(2, 10)))  # held_out_N: held_out_families_N
+SPLITS = ("tuning", "held_out", *(f"held_out_{n}" for n in range(2, 11)))  # held_out_N: held_out_families_N
 
 
 @dataclass
@@ -189,7 +189,8 @@ def markdown(result: dict) -> str:
     lines += ["", "| kernel | family | label | conductor (first 3) | near roof | Nsight Compute |", "|---|---|---|---|---|---|"]
     for r in result["kernels"]:
         mark = ("✓" if r["top1"] else "✗") + (" (unsure)" if r["unsure"] else "")
-        held = {"held_out": " (held out)"}.get(r["split"], f" (held out, set {r['split'][-1]})" if r["split"] != "tuning" else "")
+        held = {"held_out": " (held out)"}.get(r["split"], f" (held out, set {r['split'].removeprefix('held_out_')})")
+        held = "" if r["split"] == "tuning" else held
         lines.append(
             f"| {r['name']} | {r['family']}{held} | {r['label']} | {mark} {', '.join(r['conductor'][:3]) or '–'} "
             f"| {'yes' if r['near_roof'] else ''} | {'✓' if r['ncu_top1'] else '✗'} {r['ncu']} |"
