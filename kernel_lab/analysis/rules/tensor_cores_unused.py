@@ -10,8 +10,11 @@ matrix work gets the tiling advice of its other findings instead.
 Matrix-like reuse also shows in the arithmetic intensity: at least 10 multiply-add FLOPs per DRAM byte. And a
 matrix product finds its operands by counting (loop indices), never by turning computed floats into addresses: float
 to integer conversions (F2I) at one per 16 multiply-adds or more mean its loads are sampled (an interpolation, a
-lookup), not tiles. Only the kernel's own source files say what its data is: the toolchain's (Triton's language
-modules, CUDA's headers) name every type.
+lookup), not tiles. Nor does a matrix product take a transcendental (exp, sqrt, a reciprocal: MUFU) every few
+multiply-adds: at one per 8 or more, the multiply-adds feed per-element math over a short inner dimension (3-D
+distances, switching functions), not a sum of products (attention's exp comes once per row of 64 or more). Only the
+kernel's own source files say what its data is: the toolchain's (Triton's language modules, CUDA's headers) name
+every type.
 
 Score: the time the multiply-add work would save at the tensor roof, 1 - (its FLOPs / the tensor peak) /
 duration.
@@ -40,6 +43,7 @@ HALF_SOURCE = re.compile(r"\b(bfloat16|float16|__half2?|__nv_bfloat162?|bf16|fp1
 MIN_INTENSITY = 10.0  # multiply-add FLOPs per DRAM byte: matrix work reuses what it loads
 MIN_SHARE = 0.20
 SAMPLED = 1 / 16  # float-to-integer conversions per multiply-add: addresses computed from floats
+PER_ELEMENT = 1 / 8  # transcendentals (MUFU) per multiply-add: per-element math, not a sum of products
 TOOLCHAIN = re.compile(r"/(?:site-packages|dist-packages|include)/")  # Triton's modules, CUDA's and torch's headers
 
 
@@ -76,6 +80,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         or not (1 / 32 <= loads / fmas <= 2)
         or (dram and flops / dram < MIN_INTENSITY)
         or ops.get("F2I", 0) / fmas >= SAMPLED
+        or _sum(ops, ("MUFU",)) / fmas >= PER_ELEMENT
     ):
         return None
     ceiling = roofline(k).compute.get("Tensor BF16/FP16")

@@ -1,5 +1,9 @@
 """warp_divergence: lanes of a warp take different paths, so many are masked off (ncu's ThreadDivergence).
 
+Divergence is lanes switched off by branches: fewer than THRESHOLD active threads per instruction. Lanes that are
+all active but predicated off (a short conditional statement compiled to predicated instructions) run no second
+path: with 32 active threads that is predication, not divergence (ncu's rule counts it too).
+
 Score: the idle lane share, 1 - min(active, predicated-on threads per instruction) / 32,
 weighted by SM throughput (as ncu does).
 """
@@ -29,9 +33,9 @@ def _divergent_lines(k: Kernel, n: int = 3) -> tuple[SourceLine, ...]:
 
 
 def evaluate(k: Kernel) -> Bottleneck | None:
-    active = min(k.value(M.THREADS_PER_INST), k.value(M.THREADS_PRED_ON_PER_INST))
-    if active >= THRESHOLD:
+    if k.value(M.THREADS_PER_INST) >= THRESHOLD:  # no branch switches lanes off: at most predication
         return None
+    active = min(k.value(M.THREADS_PER_INST), k.value(M.THREADS_PRED_ON_PER_INST))
     idle = 1 - active / 32
     hint = (
         f"Only {active:.1f} of the 32 threads of a warp do useful work per instruction on average. A warp"
