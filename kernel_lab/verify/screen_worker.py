@@ -85,13 +85,12 @@ class Screening:
         """What this process will hold once it times (what it holds now, a cache flush and a copy of the input), and
         the memory of the device it holds it on (the machine's on the CPU)."""
         device = device_of(self.inputs)
-        held = sum(t.nbytes for t in leaves(self.inputs) + self.expected)
+        copy = sum(t.nbytes for t in leaves(self.inputs))
         if device.type == "cuda":
-            return {
-                "held": torch.cuda.memory_reserved(device) + FLUSH_BYTES["cuda"] + held,
-                "memory": torch.cuda.mem_get_info(device)[1],
-            }
-        return {"held": 2 * held + FLUSH_BYTES["cpu"], "memory": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")}
+            held = torch.cuda.memory_reserved(device) + FLUSH_BYTES["cuda"] + copy
+            return {"held": held, "memory": torch.cuda.mem_get_info(device)[1]}
+        now = copy + sum(t.nbytes for t in self.expected)
+        return {"held": now + copy + FLUSH_BYTES["cpu"], "memory": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")}
 
     def prepare(self, id: int, path: str, rtol: float | None, atol: float | None) -> dict[str, Any]:
         """Load a variant, run it once (Triton compiles it), and compare with the original's outputs."""
