@@ -177,6 +177,21 @@ class Session:
         """Whether the judge's warnings keep this version from being chosen or applied."""
         return bool(version.warnings) and version.number not in self.confirmed
 
+    def waiting(self) -> Version | None:
+        """The fastest right version that the judge's warnings hold back although it beats the best: it waits for
+        the user's second look (and confirmation), if there is one."""
+        best, rejected = self.best(), self.rejected
+        held = [
+            v
+            for v in self.versions
+            if v.correct
+            and v.significant
+            and self.blocked(v)
+            and v.number not in rejected
+            and (v.speedup or 0) > (best.speedup or 1)
+        ]
+        return max(held, key=lambda v: v.speedup or 0.0, default=None)
+
     def restore(self, number: int) -> str:
         """The source of version ``number`` (nothing is deleted)."""
         if not 0 <= number < len(self.versions):

@@ -110,6 +110,7 @@ def test_apply_reject_undo_through_the_front_end(front, tmp_path):
     assert hello["data"] == {"action": "hello"}
     front.answer(hello, {"ok": True, "extension": "0.test"})
     assert "Kernel Lab extension 0.test" in front.run("show()")
+    assert front.run("print(pick.value, confirm.layout.display)") == "3 None\n"  # it opens on the one waiting for you
     assert front.run("pick.value = 2; print(apply.disabled)") == "True\n"  # a wrong version cannot be applied
     assert front.run("print(confirm.layout.display)") == "none\n"  # nothing to confirm: no Confirm button
     shown = front.run(

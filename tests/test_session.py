@@ -98,12 +98,12 @@ def test_a_flagged_version_is_not_the_best_nor_applied_until_the_user_confirms_i
         warnings=["The candidate launched none of its own kernels: it may fall back to PyTorch."],
     )
     result = OptimizeResult(s, "ran 1 round(s)")
-    assert result.best is honest and s.blocked(flagged)
+    assert result.best is honest and s.blocked(flagged) and s.waiting() is flagged
     with pytest.raises(KernelLabError, match=r"v002 is blocked by the judge: The candidate launched none.*\.confirm\(2\)"):
         result.apply(2)
     assert "blocked until you check it and `.confirm(2)`" in str(result) and "yes (blocked: see the warning)" in str(result)
     result.confirm(2)
-    assert result.best is flagged and not s.blocked(flagged) and result.apply(2) == "flagged"
+    assert result.best is flagged and not s.blocked(flagged) and s.waiting() is None and result.apply(2) == "flagged"
     assert "allowed by you" in str(result)
     s.undo()  # the apply
     s.undo()  # the confirm

@@ -160,16 +160,15 @@ def _roof_note(profile: Profile, kernel: str, version: Version) -> str | None:
     return f"{version.label} runs at {reached[0]:.0%} of the {reached[1]} roof by its profile{room}"
 
 
-def _flagged(made: list[Version], current: Version) -> str:
-    """What the user must know when the round's fastest right versions wait for their confirmation."""
-    waiting = [v for v in made if v.correct and v.significant and v.warnings and (v.speedup or 0) > (current.speedup or 1)]
-    if not waiting:
+def _flagged(session: Session) -> str:
+    """What the user must know when the fastest right version waits for their confirmation."""
+    top = session.waiting()
+    if top is None:
         return ""
-    top = max(waiting, key=lambda v: v.speedup or 0.0)
     return (
         f" that the judge did not flag: {top.label} is correct and {top.speedup:.2f}x faster than the original, but"
-        f" waits for your second look: {top.warnings[0].rstrip('.')}. Confirm it to use it (the panel's Confirm, or"
-        f" result.confirm({top.number}))"
+        f" waits for your second look: {top.warnings[0].rstrip('.')}. Check it, then confirm it to use it (Confirm in"
+        f" the notebook's panel, which opens on it, or result.confirm({top.number}))"
     )
 
 
@@ -351,7 +350,7 @@ def optimize(
             history.append(Attempt(candidate.explanation, outcome(version)))
         best = session.best()
         if best is current or best.number not in {v.number for v in made}:
-            stopped = f"round {round_} found nothing faster than {current.label}" + _flagged(made, current)
+            stopped = f"round {round_} found nothing faster than {current.label}" + _flagged(session)
             break
         current = best
     extra = list(notes) + ([reused] if reused else [])

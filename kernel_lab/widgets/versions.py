@@ -37,7 +37,8 @@ def panel(result: OptimizeResult) -> widgets.VBox:
     def options() -> list[tuple[str, int]]:
         return [(_label(v, v.number in session.rejected), v.number) for v in session.versions]
 
-    pick = widgets.Dropdown(options=options(), value=result.best.number, description="version")
+    # a faster version waiting for the user's second look comes first: its warning, diff and Confirm button show
+    pick = widgets.Dropdown(options=options(), value=(session.waiting() or result.best).number, description="version")
     apply_button = widgets.Button(
         description="Apply to cell",
         button_style="success",
