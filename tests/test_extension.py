@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -327,7 +328,10 @@ def test_a_console_on_the_notebooks_kernel_does_not_answer_for_it(lab, browser):
     search = page.locator(".lm-CommandPalette-input")
     expect(search).to_be_focused(timeout=30_000)
     search.fill("New Console for Notebook")
-    page.locator(".lm-CommandPalette-item[data-command='notebook:create-console']").click()
+    # Enter runs the active item: a click can land while the palette redraws its filtered list (the item detached)
+    item = page.locator(".lm-CommandPalette-item[data-command='notebook:create-console']")
+    expect(item).to_have_class(re.compile(r"\blm-mod-active\b"), timeout=30_000)
+    search.press("Enter")
     expect(page.locator(".jp-ConsolePanel")).to_have_count(1, timeout=30_000)
     cell.locator(".jp-InputPrompt").click()
     page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']").click()
