@@ -127,6 +127,7 @@ def instrument_all() -> None:
     S._start = timed("screen: the original loaded in its workers", S._start)
     S.screen = timed("screen: whole calls", S.screen)
     S._time = timed("screen: timing one variant", S._time)
+    S.rest = timed("screen: workers stopped and restarted", S.rest)
     W.Worker.ask = timed("asked the ", W.Worker.ask, lambda self, request, *a, **k: f"{self.who}: {request.get('cmd')}")
     J._Trial._check = timed("candidate: one input set checked (each, in parallel)", J._Trial._check)
     J.Judge._observe = timed("judge: the reference's kernels recorded (first candidate's wait)", J.Judge._observe)
@@ -140,15 +141,14 @@ def instrument_all() -> None:
         return header, tensors
 
     W.Worker.answered = steps
-    load = screen.Screener._load
+    load = S._load
 
     def loaded(self: screen.Screener, worker: W.Worker) -> W.Worker:
         ask = worker.answer
         worker.answer = lambda *a, **k: _took(ask(*a, **k))  # type: ignore[method-assign]
         return load(self, worker)
 
-    screen.Screener._load = loaded
-    S.rest = timed("screen: workers stopped and restarted", S.rest)
+    S._load = loaded
     NcuProfiler.collect = timed("ncu: a profile", NcuProfiler.collect)
 
 

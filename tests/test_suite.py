@@ -18,8 +18,8 @@ def result():
 
 
 def test_the_conductor_ranks_the_labelled_bottleneck_first_more_often_than_nsight_compute(result):
-    assert set(result["accuracy"]) <= {*conductor_eval.SPLITS, "all"}  # a split without labels yet has no row
-    for split, a in result["accuracy"].items():
+    for split in (*conductor_eval.SPLITS, "all"):
+        a = result["accuracy"][split]
         assert a["top1"] > a["ncu_top1"] and a["top3"] >= 11 / 12, (split, a)  # top-3 misses: set 6's trace, set 7's triplet
     assert result["accuracy"]["all"]["top1"] >= 0.95 and result["accuracy"]["held_out"]["top1"] >= 0.9  # all tuned on since #14
     # 14 of 15 at the first look, before any rule changed; 15 since the busiest pipe counts (benchmarks/CONDUCTOR.md)

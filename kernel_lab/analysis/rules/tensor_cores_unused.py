@@ -80,7 +80,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
         or not (1 / 32 <= loads / fmas <= 2)
         or (dram and flops / dram < MIN_INTENSITY)
         or ops.get("F2I", 0) / fmas >= SAMPLED
-        or _sum(ops, ("MUFU",)) / fmas >= PER_ELEMENT
+        or ops.get("MUFU", 0) / fmas >= PER_ELEMENT
     ):
         return None
     ceiling = roofline(k).compute.get("Tensor BF16/FP16")
