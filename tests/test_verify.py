@@ -228,6 +228,27 @@ def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_write
     assert spoiler.correct, spoiler.reason  # its own answers are right: its inputs are its own copies
 
 
+def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone(tmp_path):
+    def out_of_memory(mark: Path, times: int) -> str:
+        """add_fast, whose first ``times`` processes run out of memory on their first call."""
+        return source("add_fast") + (
+            f"\nimport os\n_run = run\n\ndef run(x, y):\n"
+            f"    if not globals().get('_ok') and (os.path.getsize({str(mark)!r}) if os.path.exists({str(mark)!r}) else 0) < {times}:\n"
+            f"        open({str(mark)!r}, 'a').write('x')\n"
+            "        raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB (a test)')\n"
+            "    globals()['_ok'] = True\n"
+            "    return _run(x, y)\n"
+        )
+
+    crowded, greedy = tmp_path / "crowded", tmp_path / "greedy"
+    with Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+        judge.parallel = 2  # checked side by side, as on a machine with four cores or more
+        again, alone, fair = judge.check_many([out_of_memory(crowded, 1), out_of_memory(greedy, 99), source("add_fast")])
+    assert again.correct and fair.correct, (again.reason, fair.reason)
+    assert crowded.read_text() == "x"  # one process ran out, the next one did not
+    assert not alone.correct and "OutOfMemoryError" in alone.reason and greedy.read_text() == "xx"  # tried twice
+
+
 def test_correct_rewrite_passes_and_is_timed(verdicts):
     v = verdicts["correct"]
     assert (v.correct, v.reason, v.warnings) == (True, "ok", ())
@@ -547,6 +568,48 @@ def test_tolerances_and_the_truth():
     assert against_truth(reordered, fp32, truth) is None
     tf32 = (fp32.view(torch.int32) & ~0x1FFF).view(torch.float32)  # 10 bits of mantissa, as TF32 keeps
     assert "lower precision" in against_truth(tf32, fp32, truth)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_the_quick_comparisons_give_the_full_ones_answers(device, monkeypatch):
+    """compare's and against_truth's passes for the usual case (all finite, within tolerance) say what the full
+    comparisons say, numbers included, and hand every other case to them."""
+    torch = pytest.importorskip("torch")
+    from kernel_lab.verify import compare as C
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(10_000, generator=g, dtype=torch.float64) * 5
+    nan, inf = x.clone(), x.clone()
+    nan[7], inf[9] = math.nan, math.inf
+    cases = [(x.float() + 1e-6 * torch.randn(10_000, generator=g), x.float(), x)]  # within tolerance
+    cases += [((x * -3e-7).float(), (x * 1e-7).float(), None)]  # within atol; float32 would round their differences
+    cases += [(x.float() + 1e-2, x.float(), x), (nan.float(), x.float(), x), (nan.float(), nan.float(), nan)]
+    cases += [(inf.float(), inf.float(), inf), (inf.float(), x.float(), x), (x.half(), x.half(), x.float())]
+    cases += [(x.bfloat16(), x.bfloat16(), x.float()), (x[:0].float(), x[:0].float(), x[:0])]
+    cases += [(torch.full((3,), 1e308, dtype=torch.float64), torch.full((3,), -1e308, dtype=torch.float64), None)]
+    cases += [(torch.complex(x, -x).to(torch.complex64), torch.complex(x, -x).to(torch.complex64), None)]
+    ints = torch.randint(-9, 9, (500,), generator=g)
+    cases += [(ints, ints.clone(), None), (ints + (ints == 3), ints, None)]
+    quick = []
+    for got, want, truth in cases:
+        got, want = got.to(device), want.to(device)
+        quick.append(C.compare(got, want, 1e-4, 1e-5))
+        if truth is not None:
+            truth = truth.to(device)
+            t = C._real(truth)
+            quick.append(C.against_truth(got, want, truth))
+            all_finite = C._all_finite(got, want, t)
+            assert all_finite is None or all_finite == C._where_finite(got, want, t)
+    assert sum(C._passes(a.to(device), b.to(device), 1e-4, 1e-5) is not None for a, b, _ in cases) == 7
+    monkeypatch.setattr(C, "_passes", lambda *_: None)
+    monkeypatch.setattr(C, "_all_finite", lambda *_: None)
+    full = []
+    for got, want, truth in cases:
+        got, want = got.to(device), want.to(device)
+        full.append(C.compare(got, want, 1e-4, 1e-5))
+        if truth is not None:
+            full.append(C.against_truth(got, want, truth.to(device)))
+    assert quick == full
 
 
 def test_input_sets_have_secret_seeds_and_odd_shapes():

@@ -55,6 +55,7 @@ TIME_BUDGET_S = 1.0  # timing of all shapes together, reference and candidate
 REFERENCE_TIMEOUT = 600.0  # seconds the reference may take to load and make its results
 CALLS_PER_BATCH = 5
 MIN_SAMPLES, MAX_SAMPLES = 10, 200  # timed calls per side on the headline shape (half on the others)
+OUT_OF_MEMORY = "OutOfMemoryError"  # in a verdict's reason: the candidate ran out of the device's memory
 FALLBACK_SHARE = 0.5  # own kernels' share of the GPU time under which a candidate is a fall-back
 ROOF_MARGIN = 1.15  # bytes per second over this many times the DRAM peak cannot be real
 SLOWER = 0.8  # a declared shape on which the candidate runs this fraction of the reference's speed, or less, blocks it
@@ -455,6 +456,10 @@ class Judge:
 
             with ThreadPoolExecutor(max_workers=max(1, min(len(trials), self.parallel))) as pool:
                 verdicts: list[Verdict | None] = list(pool.map(correct, range(len(trials))))
+            for index in self._crowded(verdicts):  # checked again alone, in a fresh process
+                trials[index] = _Trial(self, self._started(), sources[index])
+                trials[index].deadline = time.monotonic() + self.settings.verify_timeout
+                verdicts[index] = correct(index)
             if self._broken is not None:  # the reference stopped while its kernels were recorded
                 ended((trial.candidate for trial in trials), wait=False)
                 return [self._broken] * len(sources)
@@ -476,6 +481,19 @@ class Judge:
 
                 torch.cuda.ipc_collect()  # the copies handed over and let go
             return [v for v in verdicts if v is not None]
+
+    def _crowded(self, verdicts: list[Verdict | None]) -> list[int]:
+        """The candidates that ran out of memory while others were checked beside them (the device's memory is
+        shared by every process of a round, and by this one): each gets its checks again, alone, so that running
+        out is held against a candidate only when it does so by itself. This process's spare memory goes first."""
+        crowded = [i for i, v in enumerate(verdicts) if v is not None and OUT_OF_MEMORY in v.reason]
+        if self.parallel < 2 or len(verdicts) < 2 or not crowded:
+            return []
+        if self._scratch.type == "cuda":
+            import torch
+
+            torch.cuda.empty_cache()
+        return crowded
 
     # timing --------------------------------------------------------------------------------------------
 
