@@ -118,6 +118,20 @@ SMALL: dict[str, dict] = {
     "contact_logits_fma_fp16_triton": dict(B=2, L=100, D=32, BM=32, BN=32),
     "garment_verlet_per_program_fp32_triton": dict(GARMENTS=3, SIDE=40, BLOCK=256),
     "rd_map_db_1warp_int16_triton": dict(N=5000),
+    # held-out set 11
+    "crop_class_biomass_atomic_int32_triton": dict(N=5000),
+    "ctm_freeway_steps_tiny_fp16_triton": dict(CELLS=600, STEPS=20),
+    "soap_kernel_fma_bf16_triton": dict(M=128, N=64, D=32),
+    "tour_length_per_depot_fp32_triton": dict(DEPOTS=3, STOPS=5000, BLOCK=256),
+    "webmercator_lonlat_pairs_fp32_triton": dict(N=5000),
+    "lbl_voigt_band_tail_fp16_triton": dict(POINTS=3000, LINES=50),
+    # held-out set 12
+    "spi_anomaly_3pass_bf16_triton": dict(DAYS=37, CELLS=600),
+    "qubit_gate_lowtarget_fp32_triton": dict(QUBITS=12),
+    "cycler_channel_stats_fp16_triton": dict(CHANNELS=3, SAMPLES=5000),
+    "zone_occupancy_atomic_int32_triton": dict(N=5000),
+    "gassmann_fluidsub_1warp_fp16_triton": dict(N=3000),
+    "reproj_residual_gather_fp32_triton": dict(OBS=5000, POINTS=1000, CAMS=16),
 }
 
 

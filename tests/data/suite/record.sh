@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-11 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-13 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -82,6 +82,16 @@ BATCH11="venue_pressure_atomic_fp32_triton feeder_voltage_fixedpoint_tail_fp32_t
 contact_logits_fma_fp16_triton garment_verlet_per_program_fp32_triton rd_map_db_1warp_int16_triton
 infector_backtrace_int8_cuda pmu_phasor_badflag_fp32_cuda column_mld_smem_conflict_fp32_cuda
 contact_map_regtile_bf16_cuda os_cfar_local_sort_fp16_cuda cloth_sdf_collide_divergent_fp32_cuda"
+# held-out set 11
+BATCH12="crop_class_biomass_atomic_int32_triton ctm_freeway_steps_tiny_fp16_triton soap_kernel_fma_bf16_triton
+tour_length_per_depot_fp32_triton webmercator_lonlat_pairs_fp32_triton lbl_voigt_band_tail_fp16_triton
+greenampt_runoff_divergent_fp32_cuda route_tt_profile_latency_fp16_cuda eam_density_smem_conflict_fp16_cuda
+pallet_first_fit_local_int16_cuda sh_geoid_synthesis_smem_fp32_cuda raman_flatfield_satfix_int16_cuda"
+# held-out set 12
+BATCH13="spi_anomaly_3pass_bf16_triton qubit_gate_lowtarget_fp32_triton cycler_channel_stats_fp16_triton
+zone_occupancy_atomic_int32_triton gassmann_fluidsub_1warp_fp16_triton reproj_residual_gather_fp32_triton
+d8_flow_length_trace_uint8_cuda fused_gate6_simt_fp32_cuda p2d_particle_diffusion_local_fp32_cuda
+pitch_control_influence_bf16_cuda prism_gravity_tail_fp32_cuda zncc_stereo_patchregs_fp16_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
@@ -94,6 +104,8 @@ case "${1:-}" in
   batch9) CELLS=$BATCH9 ;;  # held-out set 8
   batch10) CELLS=$BATCH10 ;;  # held-out set 9
   batch11) CELLS=$BATCH11 ;;  # held-out set 10
+  batch12) CELLS=$BATCH12 ;;  # held-out set 11
+  batch13) CELLS=$BATCH13 ;;  # held-out set 12
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
