@@ -97,3 +97,12 @@ def test_fp32_elementwise_code_is_not_told_to_use_tensor_cores():
     kinds = [b.kind for b in diagnosis.bottlenecks]
     assert "tensor_cores_unused" not in kinds and kinds[0] == "latency_bound"
     assert top("tensor_cores_unused").bottlenecks[0].kind == "tensor_cores_unused"  # real fp16 matrix work still is
+
+
+def test_near_the_dram_roof_what_is_left_is_counted_up_to_the_rate_kernels_reach():
+    from kernel_lab.analysis.conductor import left
+    from kernel_lab.analysis.roofline import DRAM_REACHED
+
+    assert left({"roof": "DRAM", "fraction": 0.786}) == pytest.approx(1 - 0.786 / DRAM_REACHED)  # 13.6%, not 21.4%
+    assert left({"roof": "DRAM", "fraction": 0.95}) == 0.0  # past the rate kernels reach: nothing left
+    assert left({"roof": "Tensor BF16/FP16", "fraction": 0.85}) == pytest.approx(0.15)

@@ -63,9 +63,7 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
     regimes = registry.regimes()
     roof = near_roof(kernel)
     if roof is not None:  # near a roof, a cause that does not cut the work can win at most what is left to it
-        found = [
-            b if b.kind in regimes or b.kind in CUTS_WORK else replace(b, score=min(b.score, 1 - roof["fraction"])) for b in found
-        ]
+        found = [b if b.kind in regimes or b.kind in CUTS_WORK else replace(b, score=min(b.score, left(roof))) for b in found]
     causes = [b for b in found if b.kind not in regimes]
     unexplained = math.prod(1 - min(c.score, 1.0) for c in causes)
     launch = next((b for b in found if b.kind == "launch_overhead"), None)
@@ -95,6 +93,14 @@ def near_roof(kernel: Kernel) -> dict[str, Any] | None:
     if dram is not None and dram >= NEAR_DRAM_PCT:
         return {"roof": "DRAM", "fraction": round(dram / 100, 3)}
     return None
+
+
+def left(roof: dict[str, Any]) -> float:
+    """The share of the time a kernel near ``roof`` could still save without cutting its work or its bytes: up to
+    the DRAM rate kernels reach (:data:`~kernel_lab.analysis.roofline.DRAM_REACHED`, not ncu's peak), or a
+    compute roof itself."""
+    reached = roofline.DRAM_REACHED if roof["roof"] == "DRAM" else 1.0
+    return max(0.0, 1 - roof["fraction"] / reached)
 
 
 def uncertainty(ranked: tuple[Bottleneck, ...]) -> str | None:

@@ -11,8 +11,9 @@ Matrix-like reuse also shows in the arithmetic intensity: at least 10 multiply-a
 matrix product finds its operands by counting (loop indices), never by turning computed floats into addresses: float
 to integer conversions (F2I) at one per 16 multiply-adds or more mean its loads are sampled (an interpolation, a
 lookup), not tiles. Nor does a matrix product take a transcendental (exp, sqrt, a reciprocal: MUFU) every few
-multiply-adds: at one per 8 or more, the multiply-adds feed per-element math over a short inner dimension (3-D
-distances, switching functions), not a sum of products (attention's exp comes once per row of 64 or more). Only the
+multiply-adds: at one per 16 or more, the multiply-adds feed per-element math over a short inner dimension (3-D
+distances, switching functions, an exponential per term of a sum), not a sum of products (the suite's attention
+without tensor cores takes one per 18; attention's exp comes once per row of 64 or more). Only the
 kernel's own source files say what its data is: the toolchain's (Triton's language modules, CUDA's headers) name
 every type.
 
@@ -43,7 +44,7 @@ HALF_SOURCE = re.compile(r"\b(bfloat16|float16|__half2?|__nv_bfloat162?|bf16|fp1
 MIN_INTENSITY = 10.0  # multiply-add FLOPs per DRAM byte: matrix work reuses what it loads
 MIN_SHARE = 0.20
 SAMPLED = 1 / 16  # float-to-integer conversions per multiply-add: addresses computed from floats
-PER_ELEMENT = 1 / 8  # transcendentals (MUFU) per multiply-add: per-element math, not a sum of products
+PER_ELEMENT = 1 / 16  # transcendentals (MUFU) per multiply-add: per-element math, not a sum of products
 TOOLCHAIN = re.compile(r"/(?:site-packages|dist-packages|include)/")  # Triton's modules, CUDA's and torch's headers
 
 

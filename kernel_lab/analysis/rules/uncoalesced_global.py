@@ -21,6 +21,7 @@ Without source counters, falls back to the bytes used per 32-byte sector of glob
 from __future__ import annotations
 
 from kernel_lab import metrics as M
+from kernel_lab.analysis.roofline import DRAM_REACHED
 from kernel_lab.analysis.rules._text import count
 from kernel_lab.analysis.source import indirect_share, top_lines
 from kernel_lab.models import Bottleneck, Kernel
@@ -40,9 +41,6 @@ NCU_TITLES = (
     "L2 Global Store Access Pattern",
 )
 MIN_EXCESSIVE = 0.10
-#: the DRAM throughput (% of ncu's peak / 100) the best streaming kernels reach: 91.0% on the H100, 3.05 TB/s
-#: (tests/data/suite: deinterleave_stride2, sum_2pass); no kernel moves its bytes faster than that
-DRAM_REACHED = 0.91
 SECTOR_BYTES = 32
 ADVICE = (
     " Make consecutive threads touch consecutive addresses: in Triton the fastest-varying index of"
