@@ -421,7 +421,8 @@ class Judge:
         """Judge candidates of the reference (one round of a session); never raises.
 
         Their correctness is checked in parallel, a process each (Python, torch and the compilers of one
-        candidate work while another is checked); then the right ones are timed, in turns with the reference.
+        candidate work while another is checked; one that ran out of memory beside others is checked again alone:
+        :meth:`_crowded`); then the right ones are timed, in turns with the reference.
         ``on_event(index, state)`` hears each candidate's progress: "checking", "timing", "done".
         """
         say = on_event or (lambda index, state: None)
