@@ -106,3 +106,16 @@ def test_near_the_dram_roof_what_is_left_is_counted_up_to_the_rate_kernels_reach
     assert left({"roof": "DRAM", "fraction": 0.786}) == pytest.approx(1 - 0.786 / DRAM_REACHED)  # 13.6%, not 21.4%
     assert left({"roof": "DRAM", "fraction": 0.95}) == 0.0  # past the rate kernels reach: nothing left
     assert left({"roof": "Tensor BF16/FP16", "fraction": 0.85}) == pytest.approx(0.15)
+
+
+def test_a_capped_reading_says_how_little_is_left():
+    from kernel_lab.analysis.conductor import capped
+    from kernel_lab.models import Bottleneck
+
+    tail = Bottleneck("tail_effect", 0.26, "Tail effect", "About 35% of SM time is lost.")
+    roof = {"roof": "DRAM", "fraction": 0.786}
+    lowered = capped(tail, roof)
+    assert lowered.score == pytest.approx(0.136, abs=1e-3)
+    assert lowered.hint.endswith("Near the DRAM roof, though, this can save at most about 14% of the time.")
+    small = Bottleneck("tail_effect", 0.05, "Tail effect", "About 6% of SM time is lost.")
+    assert capped(small, roof) == small  # under the cap: as it was

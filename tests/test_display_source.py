@@ -199,3 +199,13 @@ def test_a_static_html_export_keeps_the_indentation_and_says_where_the_kernel_st
     body, _ = HTMLExporter().from_notebook_node(nb)
     assert "    tl.store(out_ptr + i, tl.load(x_ptr + src, mask=mask), mask=mask)" in code_lines(body)
     assert "strided_copy_kernel (launch 0): no floating-point work; DRAM at 25% of its bandwidth" in body
+
+
+def test_a_hot_line_in_library_code_says_it_was_inlined_into_the_kernel():
+    from kernel_lab.display.words import source_ref
+    from kernel_lab.models import SourceLine
+
+    reduce = SourceLine("/venv/lib/python3.12/site-packages/triton/language/standard.py", 293, 0.75, "return core.reduce(...)")
+    own = SourceLine("/home/me/cell.py", 51, 0.19, "for d0 in range(0, days, BLOCK_D):")
+    assert source_ref(reduce) == "standard.py:293 (75%, library code inlined into the kernel)  return core.reduce(...)"
+    assert source_ref(own) == "cell.py:51 (19%)  for d0 in range(0, days, BLOCK_D):"

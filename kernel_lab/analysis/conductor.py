@@ -63,7 +63,7 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
     regimes = registry.regimes()
     roof = near_roof(kernel)
     if roof is not None:  # near a roof, a cause that does not cut the work can win at most what is left to it
-        found = [b if b.kind in regimes or b.kind in CUTS_WORK else replace(b, score=min(b.score, left(roof))) for b in found]
+        found = [b if b.kind in regimes or b.kind in CUTS_WORK else capped(b, roof) for b in found]
     causes = [b for b in found if b.kind not in regimes]
     unexplained = math.prod(1 - min(c.score, 1.0) for c in causes)
     launch = next((b for b in found if b.kind == "launch_overhead"), None)
@@ -101,6 +101,16 @@ def left(roof: dict[str, Any]) -> float:
     compute roof itself."""
     reached = roofline.DRAM_REACHED if roof["roof"] == "DRAM" else 1.0
     return max(0.0, 1 - roof["fraction"] / reached)
+
+
+def capped(b: Bottleneck, roof: dict[str, Any]) -> Bottleneck:
+    """``b`` with its score at most what is :func:`left` to ``roof``; its hint says so where that lowers it (the
+    hint's own figures, such as a tail's idle SM time, would promise more)."""
+    most = left(roof)
+    if b.score <= most:
+        return b
+    said = f" Near the {roof['roof']} roof, though, this can save at most about {most:.0%} of the time."
+    return replace(b, score=most, hint=b.hint + said)
 
 
 def uncertainty(ranked: tuple[Bottleneck, ...]) -> str | None:

@@ -24,6 +24,15 @@ def line_text(kernel: Kernel, file: str, line: int) -> str:
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
+#: where the toolchain's own code lives: Triton's language modules, CUDA's and torch's headers
+_TOOLCHAIN = re.compile(r"/(?:site-packages|dist-packages|include)/")
+
+
+def toolchain(path: str) -> bool:
+    """Whether a source file of a kernel is the toolchain's (library code inlined into it), not the user's own."""
+    return bool(_TOOLCHAIN.search(path))
+
+
 def top_lines(kernel: Kernel, counter: str, *, n: int = 3, min_share: float = 0.05) -> tuple[SourceLine, ...]:
     """The ``n`` lines holding the largest share of ``counter`` (a key of ``Kernel.line_counters``)."""
     per_line = kernel.line_counters.get(counter, {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kernel_lab import metrics as M
+from kernel_lab.analysis.source import toolchain
 from kernel_lab.models import Diagnosis, Kernel, Profile, SourceLine
 from kernel_lab.results.tables import occupancy_limiter
 
@@ -57,5 +58,7 @@ def verdict_lines(d: Diagnosis) -> list[str]:
 
 
 def source_ref(s: SourceLine) -> str:
+    """'cell.py:42 (61%)  the line', saying so where the line is library code inlined into the kernel."""
     name = s.file.rsplit("/", 1)[-1]
-    return f"{name}:{s.line} ({s.share:.0%})" + (f"  {s.text}" if s.text else "")
+    where = ", library code inlined into the kernel" if toolchain(s.file) else ""
+    return f"{name}:{s.line} ({s.share:.0%}{where})" + (f"  {s.text}" if s.text else "")

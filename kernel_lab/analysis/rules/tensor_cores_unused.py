@@ -28,6 +28,7 @@ import re
 from kernel_lab import metrics as M
 from kernel_lab.analysis.roofline import READS as ROOFLINE_READS
 from kernel_lab.analysis.roofline import roofline
+from kernel_lab.analysis.source import toolchain
 from kernel_lab.models import Bottleneck, Kernel
 
 KIND = "tensor_cores_unused"
@@ -45,7 +46,6 @@ MIN_INTENSITY = 10.0  # multiply-add FLOPs per DRAM byte: matrix work reuses wha
 MIN_SHARE = 0.20
 SAMPLED = 1 / 16  # float-to-integer conversions per multiply-add: addresses computed from floats
 PER_ELEMENT = 1 / 16  # transcendentals (MUFU) per multiply-add: per-element math, not a sum of products
-TOOLCHAIN = re.compile(r"/(?:site-packages|dist-packages|include)/")  # Triton's modules, CUDA's and torch's headers
 
 
 def _sum(opcodes, names) -> float:
@@ -60,7 +60,7 @@ def half_precision(k: Kernel) -> bool:
     half = _sum(k.opcodes, HALF_OPS)
     arithmetic = half + _sum(k.opcodes, FLOAT_OPS)
     return (arithmetic > 0 and half / arithmetic >= HALF_SHARE) or any(
-        HALF_SOURCE.search(text) for path, text in k.source_files.items() if not TOOLCHAIN.search(path)
+        HALF_SOURCE.search(text) for path, text in k.source_files.items() if not toolchain(path)
     )
 
 
