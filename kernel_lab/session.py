@@ -57,6 +57,15 @@ TIMING_NOTE = (
 )
 
 
+def _speed(version: Version) -> float:
+    return version.speedup or 0.0
+
+
+def _blocked(version: Version, confirmed: set[int]) -> bool:
+    """Whether the judge's warnings hold ``version`` back, given the versions the user ``confirmed``."""
+    return bool(version.warnings) and version.number not in confirmed
+
+
 class Session:
     """A folder of versions; append-only."""
 
@@ -118,18 +127,19 @@ class Session:
     def best(self) -> Version:
         """The fastest correct version with a significant speedup, not rejected and not flagged by the judge
         (unless the user confirmed it), else the original."""
+        free, _ = self._contenders()
+        return max(free, key=_speed, default=self.original)
+
+    def _contenders(self) -> tuple[list[Version], list[Version]]:
+        """The correct versions with a significant speedup that the user has not rejected: (those free to be chosen,
+        those the judge's warnings hold back, see :meth:`blocked`), the user's actions read once."""
         rejected, confirmed = self.rejected, self.confirmed
-        winners = [
-            v
-            for v in self.versions
-            if v.correct
-            and v.significant
-            and v.speedup
-            and v.speedup > 1
-            and v.number not in rejected
-            and (not v.warnings or v.number in confirmed)
-        ]
-        return max(winners, key=lambda v: v.speedup or 0.0, default=self.original)
+        free: list[Version] = []
+        held: list[Version] = []
+        for v in self.versions:
+            if v.correct and v.significant and v.speedup and v.speedup > 1 and v.number not in rejected:
+                (held if _blocked(v, confirmed) else free).append(v)
+        return free, held
 
     def actions(self) -> list[dict[str, Any]]:
         """The user's apply/reject actions still in effect, oldest first (undone ones are gone)."""
@@ -175,22 +185,14 @@ class Session:
 
     def blocked(self, version: Version) -> bool:
         """Whether the judge's warnings keep this version from being chosen or applied."""
-        return bool(version.warnings) and version.number not in self.confirmed
+        return _blocked(version, self.confirmed)
 
     def waiting(self) -> Version | None:
         """The fastest right version that the judge's warnings hold back although it beats the best: it waits for
         the user's second look (and confirmation), if there is one."""
-        best, rejected = self.best(), self.rejected
-        held = [
-            v
-            for v in self.versions
-            if v.correct
-            and v.significant
-            and self.blocked(v)
-            and v.number not in rejected
-            and (v.speedup or 0) > (best.speedup or 1)
-        ]
-        return max(held, key=lambda v: v.speedup or 0.0, default=None)
+        free, held = self._contenders()
+        best = max((_speed(v) for v in free), default=1.0)
+        return max((v for v in held if _speed(v) > best), key=_speed, default=None)
 
     def restore(self, number: int) -> str:
         """The source of version ``number`` (nothing is deleted)."""
