@@ -457,9 +457,8 @@ class Judge:
 
             with ThreadPoolExecutor(max_workers=max(1, min(len(trials), self.parallel))) as pool:
                 verdicts: list[Verdict | None] = list(pool.map(correct, range(len(trials))))
-            for index in self._crowded(verdicts):  # checked again alone, in a fresh process
+            for index in self._crowded(verdicts):  # checked again alone, in a fresh process (its time counts from now)
                 trials[index] = _Trial(self, self._started(), sources[index])
-                trials[index].deadline = time.monotonic() + self.settings.verify_timeout
                 verdicts[index] = correct(index)
             if self._broken is not None:  # the reference stopped while its kernels were recorded
                 ended((trial.candidate for trial in trials), wait=False)
