@@ -27,7 +27,7 @@ import judge_round
 import torch
 
 from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge, compare, handover, sandbox
+from kernel_lab.verify import Judge, compare, handover, sandbox, workers
 from kernel_lab.verify import judge as J
 
 CELL = Path(__file__).resolve().parent / "race" / "gelu_block16.py"
@@ -44,6 +44,11 @@ def step(times: dict[str, list[float]], name: str, fn: Callable[..., Any], *args
     return out
 
 
+def vary(buffer: torch.Tensor, value: torch.Tensor) -> None:
+    """As a timed call varies its inputs: the set's values scaled and shifted, into the buffers the call reads."""
+    buffer.copy_(value * 0.7 + 0.1)
+
+
 def in_one_process(sets: int) -> None:
     """The candidate's steps per input set and the judge's comparisons, in this process."""
     ns: dict[str, Any] = {"__name__": "cell"}
@@ -52,6 +57,7 @@ def in_one_process(sets: int) -> None:
     want = ns["run"](x)
     truth = ns["torch_run"](x.double())
     sizes: set[int] = {x.nbytes}
+    flush = torch.empty(sandbox.FLUSH_BYTES["cuda"], dtype=torch.uint8, device=x.device)
     times: dict[str, list[float]] = {}
     for _ in range(sets):
         for _call in range(2):
@@ -63,6 +69,10 @@ def in_one_process(sets: int) -> None:
             step(times, "compare (judge)", compare.compare, got, want, 1e-4, 1e-5)
             step(times, "against_truth (judge)", compare.against_truth, got, want, truth)
             step(times, "clone an output (judge's copy out of the box)", got.clone)
+            # the steps of a timed call (sandbox.Box.time) other than the call itself
+            step(times, "timed call: inputs varied in place", vary, copy[0], x)
+            step(times, "timed call: L2 flushed", flush.zero_)
+            step(times, "timed call: its output's fingerprint", sandbox._fingerprint, [got], 7)
     print("in one process, per step (median of", 2 * sets, "calls):", flush=True)
     for name, ts in times.items():
         print(f"  {statistics.median(ts) * 1e3:8.2f} ms  {name}", flush=True)
@@ -78,6 +88,17 @@ def judge_round_of_four(wait: float) -> None:
     compare.against_truth = timed("judge: against_truth", compare.against_truth)
     handover.pack = timed("judge: inputs handed over (copy, share)", handover.pack)
     J._Trial._whose_work = timed("candidate: its kernels recorded", J._Trial._whose_work)
+    asks: dict[str, list[tuple[float, float]]] = {}  # who -> (the judge's wall, the process's own batch) per timed batch
+    answer = workers.Worker.answer
+
+    def answer_timed(self: workers.Worker, request: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        reply = answer(self, request, *args, **kwargs)
+        if request.get("cmd") == "time":
+            asks.setdefault(self.who, []).append(((time.perf_counter() - t0) * 1e3, reply[0]["batch_ms"]))
+        return reply
+
+    workers.Worker.answer = answer_timed  # type: ignore[method-assign]
     source = CELL.read_text()
     assert LAUNCH in source
     changes = [(1024, 4), (2048, 8), (4096, 8), (8192, 8)]
@@ -95,6 +116,13 @@ def judge_round_of_four(wait: float) -> None:
         for v in verdicts:
             print("   ", v.summary()[:150], flush=True)
         judge_round.print_spent("    ")
+    for who, pairs in asks.items():
+        walls, inside = zip(*pairs)
+        print(
+            f"    timed batches of the {who}: {len(pairs)}, median {statistics.median(walls):.1f} ms from request to "
+            f"answer, {statistics.median(inside):.1f} ms of it in its process",
+            flush=True,
+        )
 
 
 def main() -> None:

@@ -788,3 +788,31 @@ def test_gpu_what_the_judge_lends_lies_alone_in_its_allocation():
     assert segment(shared_pool) == segment(expected)
     del kept, box
     lending.close()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_timed_calls_fingerprint_samples_a_large_output_and_still_tells_a_wrong_share_of_it(device):
+    """A timed call fingerprints SAMPLED elements of a larger output: outputs within tolerance agree, and one wrong
+    on 1 in 10,000 elements (or stale: another call's inputs) does not, under every secret tried."""
+    torch = pytest.importorskip("torch")
+    from kernel_lab.verify.judge import fingerprints_agree
+    from kernel_lab.verify.sandbox import SAMPLED, _fingerprint
+
+    g = torch.Generator().manual_seed(5)
+    n = 4 * SAMPLED + 3
+    right = torch.randn(n, generator=g).to(device)
+    within = right + 1e-6 * torch.randn(n, generator=g).to(device)  # fp32's tolerance: 1e-5 relative, 1e-5 absolute
+    wrong = right.clone()
+    wrong[torch.randperm(n, generator=g)[: n // 10_000].to(device)] += 1.0
+    stale = torch.randn(n, generator=g).to(device)
+    for secret in range(20):
+        reference = _fingerprint([right], secret)
+        assert reference[5] == SAMPLED  # the count: a sample, not the whole output
+        assert fingerprints_agree(_fingerprint([within], secret), reference, 1e-5, 1e-5)
+        assert not fingerprints_agree(_fingerprint([wrong], secret), reference, 1e-5, 1e-5)
+        assert not fingerprints_agree(_fingerprint([stale], secret), reference, 1e-5, 1e-5)
+    small = right[:1000]
+    assert _fingerprint([small], 1)[5] == 1000  # all of a small output
+    assert not fingerprints_agree(
+        _fingerprint([small + (torch.arange(1000, device=device) == 7)], 1), _fingerprint([small], 1), 1e-5, 1e-5
+    )

@@ -883,16 +883,12 @@ class _Trial:
             tolerance(t.dtype, uses_tf32(self.judge.reference_source), self.judge.settings.rtol, self.judge.settings.atol)
             for t in sample.outputs
         )
-        per = 6  # four projections, max |value|, count
         for call, (c_row, r_row) in enumerate(zip(candidate, reference)):
-            for k in range(0, r_row.numel(), per):
-                top, count = float(r_row[k + 4]), float(r_row[k + 5])
-                allowed = 3 * count**0.5 * (atol + rtol * top) + 1e-12
-                if float((c_row[k : k + 4] - r_row[k : k + 4]).abs().max()) > allowed:
-                    raise Rejected(
-                        f"the candidate's output of timed call {call + 1} on shape {shape} differs from the "
-                        "reference's (the timed calls get fresh inputs too): it gives right answers only when checked"
-                    )
+            if not fingerprints_agree(c_row, r_row, rtol, atol):
+                raise Rejected(
+                    f"the candidate's output of timed call {call + 1} on shape {shape} differs from the "
+                    "reference's (the timed calls get fresh inputs too): it gives right answers only when checked"
+                )
 
     def _above_roof(self, sets: list[InputSet], headline: Timing) -> str | None:
         """Bytes the headline shape must move (inputs read once, outputs written once) over the DRAM peak."""
@@ -909,6 +905,19 @@ class _Trial:
                 f"{self.judge._device_name}'s {peak / 1e12:.2f} TB/s memory peak: its timing cannot be real."
             )
         return None
+
+
+def fingerprints_agree(candidate: torch.Tensor, reference: torch.Tensor, rtol: float, atol: float) -> bool:
+    """Whether one timed call's fingerprints (per output: four projections, max |value|, count; see the sandbox's
+    ``_fingerprint``) are those of outputs within tolerance of each other: each projection of a difference within
+    tolerance is a sum of that many terms of random sign, each at most ``atol + rtol * top``."""
+    per = 6
+    for k in range(0, reference.numel(), per):
+        top, count = float(reference[k + 4]), float(reference[k + 5])
+        allowed = 3 * count**0.5 * (atol + rtol * top) + 1e-12
+        if float((candidate[k : k + 4] - reference[k : k + 4]).abs().max()) > allowed:
+            return False
+    return True
 
 
 def slower_shapes(shapes: tuple[Timing, ...]) -> tuple[str | None, str | None]:
