@@ -406,9 +406,12 @@ class Sandbox:
         for j in range(calls):
             base = bases[j % len(bases)]
             scale, shift = (0.5 + torch.rand(2, generator=generator)).tolist()
+            offset = torch.tensor(shift - 1, dtype=torch.float64)
             for buffer, value in zip(buffers, base):
-                if isinstance(buffer, torch.Tensor):
-                    buffer.copy_(value * scale + (shift - 1) if value.is_floating_point() else value)
+                if isinstance(buffer, torch.Tensor) and value.is_floating_point():
+                    torch.add(offset, value, alpha=scale, out=buffer)  # value * scale + shift - 1, in one pass
+                elif isinstance(buffer, torch.Tensor):
+                    buffer.copy_(value)
             flush.zero_()
             synchronize(device)
             t0 = _perf()
@@ -533,8 +536,8 @@ def _fingerprint(outputs: list[torch.Tensor], secret: int) -> torch.Tensor:
         signs = torch.randint(0, 2, (4, v.numel()), generator=g, device=v.device, dtype=torch.int8)
         projections = (signs.to(torch.float64) * 2 - 1) @ v
         top = v.abs().max().reshape(1) if v.numel() else torch.zeros(1, dtype=torch.float64, device=v.device)
-        count = torch.tensor([float(v.numel())], dtype=torch.float64, device=v.device)
-        rows.append(torch.cat([projections, top, count]).cpu())
+        count = torch.tensor([float(v.numel())], dtype=torch.float64)
+        rows.append(torch.cat([torch.cat([projections, top]).cpu(), count]))
     return torch.cat(rows) if rows else torch.zeros(0, dtype=torch.float64)
 
 
