@@ -132,6 +132,20 @@ SMALL: dict[str, dict] = {
     "zone_occupancy_atomic_int32_triton": dict(N=5000),
     "gassmann_fluidsub_1warp_fp16_triton": dict(N=3000),
     "reproj_residual_gather_fp32_triton": dict(OBS=5000, POINTS=1000, CAMS=16),
+    # held-out set 13
+    "xol_aggregate_cap_2pass_fp16_triton": dict(TREATIES=6, EVENTS=5000, BLOCK=512),
+    "nnue_dense_bcast_bf16_triton": dict(POSITIONS=100),
+    "fdtd_tmz_ez_update_fp32_triton": dict(NY=8, NX=300, BLOCK_X=128),
+    "pruning_site_major_catprog_fp32_triton": dict(SITES=1000, BLOCK=64),
+    "mppi_rollout_atomic_bf16_triton": dict(ROBOTS=2, ROLLOUTS=1000, HORIZON=4),
+    "ricker_patches_seq_fp16_triton": dict(YEARS=20, PATCHES=300),
+    # held-out set 14
+    "socs_clip_bcast_fma_fp16_triton": dict(CLIPS=200, BLOCK_M=32),
+    "sn_sweep_diagonal_launches_fp32_triton": dict(NX=8, NY=6, ANG=2, BLOCK=32),
+    "boris_push_aos_record_fp32_triton": dict(N=3000, BLOCK=256),
+    "stem_loudness_3pass_bf16_triton": dict(STEMS=5, SAMPLES=5000, BLOCK=1024),
+    "j2_rk4_eclipse_fp32_triton": dict(OBJECTS=700, STEPS=12),
+    "pacing_landscape_chain_fp16_triton": dict(CAMPAIGNS=600, SLOTS=40),
 }
 
 

@@ -2,7 +2,7 @@
 # Records the Nsight Compute reports of the evaluation suite (provenance of tests/data/suite/*.ncu-rep).
 #
 # Run from the repository root on the GPU machine, with the nvtx wheel in .whl/:
-#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-13 below)
+#     bash tests/data/suite/record.sh batch1        # the cells of one recording call (see BATCH1-15 below)
 #     bash tests/data/suite/record.sh NAME [NAME…]  # some cells
 # Per call: (1) the Triton/torch cells are checked against their references and timed (check_time.py);
 # (2) the CUDA cells are built in parallel in the background (each through the profiling runner with no GPU
@@ -92,6 +92,16 @@ BATCH13="spi_anomaly_3pass_bf16_triton qubit_gate_lowtarget_fp32_triton cycler_c
 zone_occupancy_atomic_int32_triton gassmann_fluidsub_1warp_fp16_triton reproj_residual_gather_fp32_triton
 d8_flow_length_trace_uint8_cuda fused_gate6_simt_fp32_cuda p2d_particle_diffusion_local_fp32_cuda
 pitch_control_influence_bf16_cuda prism_gravity_tail_fp32_cuda zncc_stereo_patchregs_fp16_cuda"
+# held-out set 13
+BATCH14="xol_aggregate_cap_2pass_fp16_triton nnue_dense_bcast_bf16_triton fdtd_tmz_ez_update_fp32_triton
+pruning_site_major_catprog_fp32_triton mppi_rollout_atomic_bf16_triton ricker_patches_seq_fp16_triton
+va_gmdb_projection_predicated_fp32_cuda connect4_playouts_divergent_int8_cuda radome_fdtd1d_rowshared_fp32_cuda
+fitch_parsimony_local_uint8_cuda lqr_riccati_few_systems_fp32_cuda maxent_suitability_bigsmem_int16_cuda"
+# held-out set 14
+BATCH15="socs_clip_bcast_fma_fp16_triton sn_sweep_diagonal_launches_fp32_triton boris_push_aos_record_fp32_triton
+stem_loudness_3pass_bf16_triton j2_rk4_eclipse_fp32_triton pacing_landscape_chain_fp16_triton
+mack_resist_rate_vec4_fp32_cuda xs_nuclide_cache_local_fp32_cuda pic_cubic_gather_cellregs_fp32_cuda
+wavetable_voice_warpblocks_fp16_cuda conjunction_screen_tail_fp32_cuda auction_mc_modulo_bids_int32_cuda"
 case "${1:-}" in
   batch1) CELLS=$BATCH1 ;;
   batch2) CELLS=$BATCH2 ;;
@@ -106,6 +116,8 @@ case "${1:-}" in
   batch11) CELLS=$BATCH11 ;;  # held-out set 10
   batch12) CELLS=$BATCH12 ;;  # held-out set 11
   batch13) CELLS=$BATCH13 ;;  # held-out set 12
+  batch14) CELLS=$BATCH14 ;;  # held-out set 13
+  batch15) CELLS=$BATCH15 ;;  # held-out set 14
   "") CELLS="$BATCH1 $BATCH2" ;;
   *) CELLS="$*" ;;
 esac
