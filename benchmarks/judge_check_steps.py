@@ -44,11 +44,6 @@ def step(times: dict[str, list[float]], name: str, fn: Callable[..., Any], *args
     return out
 
 
-def vary(buffer: torch.Tensor, value: torch.Tensor) -> None:
-    """As a timed call varies its inputs: the set's values scaled and shifted, into the buffers the call reads."""
-    buffer.copy_(value * 0.7 + 0.1)
-
-
 def in_one_process(sets: int) -> None:
     """The candidate's steps per input set and the judge's comparisons, in this process."""
     ns: dict[str, Any] = {"__name__": "cell"}
@@ -70,7 +65,7 @@ def in_one_process(sets: int) -> None:
             step(times, "against_truth (judge)", compare.against_truth, got, want, truth)
             step(times, "clone an output (judge's copy out of the box)", got.clone)
             # the steps of a timed call (sandbox.Box.time) other than the call itself
-            step(times, "timed call: inputs varied in place", vary, copy[0], x)
+            step(times, "timed call: inputs varied in place", sandbox.vary, copy, (x,), 0.7, 1.1)
             step(times, "timed call: L2 flushed", flush.zero_)
             step(times, "timed call: its output's fingerprint", sandbox._fingerprint, [got], 7)
     print("in one process, per step (median of", 2 * sets, "calls):", flush=True)

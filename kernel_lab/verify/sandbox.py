@@ -406,12 +406,7 @@ class Sandbox:
         for j in range(calls):
             base = bases[j % len(bases)]
             scale, shift = (0.5 + torch.rand(2, generator=generator)).tolist()
-            offset = torch.tensor(shift - 1, dtype=torch.float64)
-            for buffer, value in zip(buffers, base):
-                if isinstance(buffer, torch.Tensor) and value.is_floating_point():
-                    torch.add(offset, value, alpha=scale, out=buffer)  # value * scale + shift - 1, in one pass
-                elif isinstance(buffer, torch.Tensor):
-                    buffer.copy_(value)
+            vary(buffers, base, scale, shift)
             flush.zero_()
             synchronize(device)
             t0 = _perf()
@@ -517,28 +512,52 @@ def _device_time(event: Any) -> float:
 SAMPLED = 1 << 20
 
 
+_WEIGHTS: dict[tuple[int, str, int, int], tuple[torch.Tensor | None, torch.Tensor]] = {}  # the latest secret's
+
+
+def _weights(n: int, device: torch.device, secret: int, index: int) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """For output ``index`` of ``n`` elements under ``secret``: the positions fingerprinted (None: all of them) and
+    four rows of random +-1 float64 weights. Made once per timed batch (its calls share a secret); only the latest
+    secret's are kept."""
+    key = (n, str(device), secret, index)
+    if key not in _WEIGHTS:
+        if any(k[2] != secret for k in _WEIGHTS):
+            _WEIGHTS.clear()
+        g = torch.Generator(device=device).manual_seed(secret + 7919 * index)
+        positions = torch.randint(0, n, (SAMPLED,), generator=g, device=device) if n > SAMPLED else None
+        signs = torch.randint(0, 2, (4, min(n, SAMPLED)), generator=g, device=device, dtype=torch.int8)
+        _WEIGHTS[key] = (positions, signs.to(torch.float64) * 2 - 1)
+    return _WEIGHTS[key]
+
+
 def _fingerprint(outputs: list[torch.Tensor], secret: int) -> torch.Tensor:
     """Per output: four random +-1 projections of up to SAMPLED of its elements (positions and weights from the
     secret), their max |value| and their count.
 
     Two outputs' projections differ by about the L2 norm of their difference on those elements, so the judge can
     tell a result within tolerance from a wrong or stale one without the whole tensor. Sampled, a 64M-element output
-    costs a timed call a few hundredths of a millisecond where projecting all of it took about 6 ms (and its weights,
+    costs a timed call a fraction of a millisecond where projecting all of it took about 6 ms (and its weights,
     made anew for each secret, took 256 MB more in every timed process each round).
     """
     rows: list[torch.Tensor] = []
     for index, t in enumerate(outputs):
         flat = (torch.view_as_real(t) if t.is_complex() else t).detach().flatten()
-        g = torch.Generator(device=flat.device).manual_seed(secret + 7919 * index)
-        if flat.numel() > SAMPLED:
-            flat = flat[torch.randint(0, flat.numel(), (SAMPLED,), generator=g, device=flat.device)]
-        v = flat.to(torch.float64).nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
-        signs = torch.randint(0, 2, (4, v.numel()), generator=g, device=v.device, dtype=torch.int8)
-        projections = (signs.to(torch.float64) * 2 - 1) @ v
+        positions, signs = _weights(flat.numel(), flat.device, secret, index)
+        v = (flat if positions is None else flat[positions]).to(torch.float64).nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
         top = v.abs().max().reshape(1) if v.numel() else torch.zeros(1, dtype=torch.float64, device=v.device)
         count = torch.tensor([float(v.numel())], dtype=torch.float64)
-        rows.append(torch.cat([torch.cat([projections, top]).cpu(), count]))
+        rows.append(torch.cat([torch.cat([signs @ v, top]).cpu(), count]))
     return torch.cat(rows) if rows else torch.zeros(0, dtype=torch.float64)
+
+
+def vary(buffers: tuple, values: tuple, scale: float, shift: float) -> None:
+    """Fill a timed call's input buffers with the set's values, the floating ones scaled and shifted (in one pass)."""
+    offset = torch.tensor(shift - 1, dtype=torch.float64)
+    for buffer, value in zip(buffers, values):
+        if isinstance(buffer, torch.Tensor) and value.is_floating_point():
+            torch.add(offset, value, alpha=scale, out=buffer)  # value * scale + shift - 1
+        elif isinstance(buffer, torch.Tensor):
+            buffer.copy_(value)
 
 
 def warm_triton() -> None:
