@@ -45,7 +45,7 @@ from kernel_lab.models import Diagnosis  # noqa: E402
 from kernel_lab.profiling import report  # noqa: E402
 
 NCU_SOMETHING = 10.0  # % estimated speedup under which Nsight Compute says nothing big
-SPLITS = ("tuning", "held_out", *(f"held_out_{n}" for n in range(2, 13)))  # held_out_N: held_out_families_N
+SPLITS = ("tuning", "held_out", *(f"held_out_{n}" for n in range(2, 15)))  # held_out_N: held_out_families_N
 
 
 @dataclass
