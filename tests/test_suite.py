@@ -54,6 +54,10 @@ def test_the_conductor_ranks_the_labelled_bottleneck_first_more_often_than_nsigh
     # rule leaves out a transcendental per 16 multiply-adds and a kernel near the DRAM roof can win at most what is
     # left to the DRAM rate kernels reach: changes tuned on two of its misses
     assert result["accuracy"]["held_out_12"]["top1"] == 10 / 12
+    # unseen code: 12 of 12 and 11 of 12 at the first look, no rule changed since
+    # (benchmarks/conductor_held_out_13_first_look.md, _14_first_look.md)
+    assert result["accuracy"]["held_out_13"]["top1"] == 1.0
+    assert result["accuracy"]["held_out_14"]["top1"] == 11 / 12
 
 
 def test_only_matrix_work_is_told_to_use_tensor_cores(result):
@@ -80,7 +84,7 @@ def test_only_matrix_work_is_told_to_use_tensor_cores(result):
 
 def test_kernels_at_their_roof_are_said_to_be_there(result):
     near = [k for k in result["kernels"] if k["label"] == "near_roof"]
-    assert len(near) == 26 and sum(k["near_roof"] for k in near) == 26
+    assert len(near) == 28 and sum(k["near_roof"] for k in near) == 28
 
 
 def test_estimates_are_mostly_within_a_factor_of_one_and_a_half(result):
@@ -94,6 +98,6 @@ def test_the_conductor_says_when_its_first_two_readings_come_out_even(result):
     assert "pagerank_push_hubs_fp32_cuda" in {k["name"] for k in unsure}  # latency 32% against contention 29%: a miss
     assert not any(k["near_roof"] for k in unsure)  # near a roof whatever is left is small: nothing to measure
     everything = result["accuracy"]["all"]
-    # rare where it is right: 9 of 201, among them int4_dequant (memory-bound 18% against uncoalesced 18%) and, from
+    # rare where it is right: 10 of 224, among them int4_dequant (memory-bound 18% against uncoalesced 18%) and, from
     # held-out set 6, hex8_matvec (uncoalesced first, memory-bound close behind)
-    assert everything["hits_unsure"] <= 9 and everything["kernels"] - everything["misses"] == 201
+    assert everything["hits_unsure"] <= 10 and everything["kernels"] - everything["misses"] == 224
