@@ -17,6 +17,7 @@ Run it from a folder outside the repository with PYTHONPATH naming the checkout 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ import judge_round
 import torch
 
 from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge, compare, handover, sandbox, workers
+from kernel_lab.verify import Judge, compare, handover, sandbox, verdict, workers
 from kernel_lab.verify import judge as J
 
 CELL = Path(__file__).resolve().parent / "race" / "gelu_block16.py"
@@ -73,8 +74,9 @@ def in_one_process(sets: int) -> None:
         print(f"  {statistics.median(ts) * 1e3:8.2f} ms  {name}", flush=True)
 
 
-def judge_round_of_four(wait: float) -> None:
-    """One round of four launch-only candidates, the judge's steps timed."""
+def judge_round_of_four(wait: float, dump: str | None) -> None:
+    """One round of four launch-only candidates, the judge's steps timed (``dump``: a JSON file for the timed calls'
+    samples, per candidate and shape, in the order they were taken)."""
     judge_round.instrument()
     timed, spent = judge_round.timed, judge_round.SPENT
     J._Trial._checked = timed("candidate: one input set answered (request to answer)", J._Trial._checked)
@@ -94,6 +96,14 @@ def judge_round_of_four(wait: float) -> None:
         return reply
 
     workers.Worker.answer = answer_timed  # type: ignore[method-assign]
+    samples: list[dict[str, Any]] = []
+    from_samples = verdict.Timing.from_samples
+
+    def kept(reference: list[float], candidate: list[float], shape: tuple = ()) -> verdict.Timing:
+        samples.append({"shape": list(shape), "reference_ms": list(reference), "candidate_ms": list(candidate)})
+        return from_samples(reference, candidate, shape)
+
+    verdict.Timing.from_samples = kept  # type: ignore[method-assign,assignment]
     source = CELL.read_text()
     assert LAUNCH in source
     changes = [(1024, 4), (2048, 8), (4096, 8), (8192, 8)]
@@ -118,16 +128,19 @@ def judge_round_of_four(wait: float) -> None:
             f"answer, {statistics.median(inside):.1f} ms of it in its process",
             flush=True,
         )
+    if dump:
+        Path(dump).write_text(json.dumps(samples))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", type=int, default=8)
     parser.add_argument("--wait", type=float, default=10.0)
+    parser.add_argument("--dump", default=None, help="write the timed calls' samples here (JSON)")
     args = parser.parse_args()
     in_one_process(args.sets)
     torch.cuda.empty_cache()
-    judge_round_of_four(args.wait)
+    judge_round_of_four(args.wait, args.dump)
 
 
 if __name__ == "__main__":
