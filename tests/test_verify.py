@@ -90,7 +90,11 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "slow_small_shapes": "slow_small_shapes",
         "timed_beside_hostile": "sized_add_ref",
     },
-    (TINY_BLOCK, True, 120.0): {"block_made_right": BLOCK_MADE_RIGHT, "block_and_code": BLOCK_AND_CODE},
+    (TINY_BLOCK, True, 120.0): {
+        "block_made_right": BLOCK_MADE_RIGHT,
+        "block_and_code": BLOCK_AND_CODE,
+        "stale_some_timed_calls": "stale_some_timed_calls",
+    },
     ("sized_add_ref", False, 120.0): {
         "no_tail_mask": "no_tail_mask",
         "shape_table": "shape_table",
@@ -409,6 +413,18 @@ def test_a_patched_clock_is_caught_by_the_judges_own(verdicts):
 def test_answers_that_switch_when_timed_are_caught(verdicts):
     v = verdicts["switch_when_timed"]
     assert not v.correct and "timed call" in v.reason and "right answers only when checked" in v.reason
+
+
+def test_a_slow_reference_makes_fewer_timed_calls_and_a_candidate_stale_on_some_of_its_calls_is_caught(verdicts):
+    """The reference (16-element blocks) is timed a call or two a round, at places in the batch no candidate knows:
+    a candidate stale on every other timed call is caught, and the right ones' calls line up with the reference's."""
+    from kernel_lab.verify.judge import CALLS_PER_BATCH, reference_calls
+
+    assert reference_calls([10.0] * 5, [[1.0] * 5, [2.0] * 5]) == 1 and reference_calls([3.0] * 5, [[2.0] * 5]) == 3
+    assert reference_calls([1.0] * 5, [[2.0] * 5]) == CALLS_PER_BATCH == reference_calls([], [[1.0]])
+    stale, right = verdicts["stale_some_timed_calls"], verdicts["block_made_right"]
+    assert not stale.correct and "right answers only when checked" in stale.reason, stale.reason
+    assert right.correct and right.timing is not None and right.timing.speedup > 1, right.reason
 
 
 def test_a_candidate_timed_in_one_round_with_hostile_ones_keeps_its_own_timings(verdicts):

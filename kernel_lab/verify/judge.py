@@ -29,6 +29,7 @@ import functools
 import importlib
 import os
 import re
+import secrets
 import statistics
 import subprocess
 import sys
@@ -54,7 +55,8 @@ if TYPE_CHECKING:
 TIME_BUDGET_S = 1.0  # timing of all shapes together, reference and candidate
 REFERENCE_TIMEOUT = 600.0  # seconds the reference may take to load and make its results
 CALLS_PER_BATCH = 5
-MIN_SAMPLES, MAX_SAMPLES = 10, 200  # timed calls per side on the headline shape (half on the others)
+MIN_SAMPLES, MAX_SAMPLES = 10, 200  # timed calls per side on the headline shape (half on the others), at least; at most
+# per candidate (a slow reference makes fewer: reference_calls)
 OUT_OF_MEMORY = "OutOfMemoryError"  # in a verdict's reason: the candidate ran out of the device's memory
 FALLBACK_SHARE = 0.5  # own kernels' share of the GPU time under which a candidate is a fall-back
 ROOF_MARGIN = 1.15  # bytes per second over this many times the DRAM peak cannot be real
@@ -540,7 +542,7 @@ class Judge:
             want = MIN_SAMPLES if rank == 0 else MIN_SAMPLES // 2
             samples: dict[int, list[float]] = {i: [] for i in [ref, *live]}
             walls: dict[int, list[float]] = {i: [] for i in live}
-            started, round_ = time.monotonic(), 0
+            started, round_, ref_calls = time.monotonic(), 0, CALLS_PER_BATCH
             where = f"while being timed on shape {shape}"
             while live:
                 request = {
@@ -549,6 +551,7 @@ class Judge:
                     "calls": CALLS_PER_BATCH,
                     "secret": int.from_bytes(os.urandom(4), "little"),
                 }
+                first = secrets.randbelow(CALLS_PER_BATCH - ref_calls + 1)  # never sent to a candidate
                 order = [ref, *live]
                 order = order[round_ % len(order) :] + order[: round_ % len(order)]
                 prints: dict[int, Any] = {}
@@ -556,7 +559,8 @@ class Judge:
                     t0 = time.perf_counter()
                     try:
                         if who == ref:
-                            reply, (prints[who],) = self._reference.answer(request, trials[0].deadline, where)
+                            asked = {**request, "calls": ref_calls, "first": first}
+                            reply, (prints[who],) = self._reference.answer(asked, trials[0].deadline, where)
                         else:
                             reply, (prints[who],) = trials[who]._ask({**request, "keep": timing}, ids, where)
                     except Stopped as stop:
@@ -570,13 +574,14 @@ class Judge:
                         walls[who] += reply["walls_ms"]
                 for i in [i for i in live if i in prints and ref in prints]:
                     try:
-                        trials[i]._fingerprints(prints[i], prints[ref], shape)
+                        trials[i]._fingerprints(prints[i][first : first + ref_calls], prints[ref], shape, first)
                     except Rejected as wrong:
                         failed[i] = wrong
                 live = [i for i in live if i not in failed]
                 round_ += 1
+                ref_calls = reference_calls(samples[ref], [samples[i] for i in live])
                 n = min((len(samples[i]) for i in live), default=0)
-                if n >= MAX_SAMPLES or (n >= want and time.monotonic() - started > budget):
+                if min(n, len(samples[ref])) >= want and (n >= MAX_SAMPLES or time.monotonic() - started > budget):
                     break
             for i in live:
                 shapes[i].append(Timing.from_samples(samples[ref], samples[i], shape))
@@ -870,8 +875,9 @@ class _Trial:
         if len(problems) * 2 > len(self.clocks) and problems[0] not in self.warnings:
             self.warnings.append(problems[0])
 
-    def _fingerprints(self, candidate: torch.Tensor, reference: torch.Tensor, shape: tuple) -> None:
-        """Rejected when the outputs of the timed calls differ from the reference's (compared by fingerprint)."""
+    def _fingerprints(self, candidate: torch.Tensor, reference: torch.Tensor, shape: tuple, first: int = 0) -> None:
+        """Rejected when the outputs of the timed calls (the batch's from ``first`` on) differ from the reference's
+        (compared by fingerprint)."""
         from kernel_lab.verify.compare import tolerance, uses_tf32
 
         if candidate.shape != reference.shape:
@@ -886,7 +892,7 @@ class _Trial:
         for call, (c_row, r_row) in enumerate(zip(candidate, reference)):
             if not fingerprints_agree(c_row, r_row, rtol, atol):
                 raise Rejected(
-                    f"the candidate's output of timed call {call + 1} on shape {shape} differs from the "
+                    f"the candidate's output of timed call {first + call + 1} on shape {shape} differs from the "
                     "reference's (the timed calls get fresh inputs too): it gives right answers only when checked"
                 )
 
@@ -905,6 +911,19 @@ class _Trial:
                 f"{self.judge._device_name}'s {peak / 1e12:.2f} TB/s memory peak: its timing cannot be real."
             )
         return None
+
+
+def reference_calls(reference: list[float], candidates: list[list[float]]) -> int:
+    """The reference's timed calls in the next round: a whole batch (CALLS_PER_BATCH, as each candidate) unless its
+    calls take several times the fastest candidate's; then about as much time as that candidate's batch, one call at
+    least. A slow reference's times spread little, where a short kernel's spread with its launch (13-21% of the
+    median against 1.4-1.8% on the H100: benchmarks/race_h100_sampled_prints/): its calls are the ones that count.
+    Which of the batch's calls the reference makes is drawn afresh each round, and no candidate knows it, so every
+    call of a candidate's may be the one compared."""
+    fastest = min((statistics.median(c) for c in candidates if c), default=0.0)
+    if not reference or fastest <= 0:
+        return CALLS_PER_BATCH
+    return max(1, min(CALLS_PER_BATCH, round(CALLS_PER_BATCH * fastest / statistics.median(reference))))
 
 
 def fingerprints_agree(candidate: torch.Tensor, reference: torch.Tensor, rtol: float, atol: float) -> bool:

@@ -381,9 +381,10 @@ class Sandbox:
         }
 
     def time(
-        self, set_ids: list[int], calls: int, secret: int, keep: list[int] | None = None, **handed: Any
+        self, set_ids: list[int], calls: int, secret: int, keep: list[int] | None = None, first: int = 0, **handed: Any
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """``calls`` timed calls, each on one of the sets with its floating inputs varied (secret per call).
+        """``calls`` timed calls, each on one of the sets with its floating inputs varied (secret per call); the
+        batch's calls ``first`` to ``first + calls - 1`` (the reference may be asked for some of a candidate's).
 
         Every call reads its inputs from the same buffers (a result cached by address goes stale), and a
         fingerprint of each output (random projections, secret) is returned to check the timed results.
@@ -403,7 +404,9 @@ class Sandbox:
         self.launches.clear()
         events, walls, prints, strays = [], [], [], 0
         baseline = {t.ident for t in threading.enumerate()}
-        for j in range(calls):
+        for _ in range(first):  # the variations of the calls before the first
+            torch.rand(2, generator=generator)
+        for j in range(first, first + calls):
             base = bases[j % len(bases)]
             scale, shift = (0.5 + torch.rand(2, generator=generator)).tolist()
             vary(buffers, base, scale, shift)
