@@ -159,10 +159,11 @@ def _all_finite(got: torch.Tensor, want: torch.Tensor, t: torch.Tensor) -> tuple
 def _where_finite(got: torch.Tensor, want: torch.Tensor, t: torch.Tensor) -> tuple[float, float, float] | None:
     """:func:`_all_finite`'s three numbers over the elements where the truth and the reference are finite;
     None when there are none."""
-    finite = t.isfinite() & _real(want).isfinite()
+    w = _real(want)
+    finite = t.isfinite() & w.isfinite()
     if not finite.any():
         return None
-    return float(t.abs()[finite].max()), float((_real(want) - t).abs()[finite].max()), float((_real(got) - t).abs()[finite].max())
+    return float(t.abs()[finite].max()), float((w - t).abs()[finite].max()), float((_real(got) - t).abs()[finite].max())
 
 
 def near_constant(t: torch.Tensor) -> bool:

@@ -574,7 +574,7 @@ class Judge:
                         walls[who] += reply["walls_ms"]
                 for i in [i for i in live if i in prints and ref in prints]:
                     try:
-                        trials[i]._fingerprints(prints[i][first : first + ref_calls], prints[ref], shape, first)
+                        trials[i]._fingerprints(prints[i], prints[ref], shape, first)
                     except Rejected as wrong:
                         failed[i] = wrong
                 live = [i for i in live if i not in failed]
@@ -876,10 +876,11 @@ class _Trial:
             self.warnings.append(problems[0])
 
     def _fingerprints(self, candidate: torch.Tensor, reference: torch.Tensor, shape: tuple, first: int = 0) -> None:
-        """Rejected when the outputs of the timed calls (the batch's from ``first`` on) differ from the reference's
-        (compared by fingerprint)."""
+        """Rejected when the outputs of the timed calls differ from the reference's (compared by fingerprint): the
+        reference made the batch's calls from ``first`` on, the candidate all of them."""
         from kernel_lab.verify.compare import tolerance, uses_tf32
 
+        candidate = candidate[first : first + len(reference)]
         if candidate.shape != reference.shape:
             raise Rejected(
                 f"the candidate's outputs during timing on shape {shape} are not the reference's (another number or shape)"
