@@ -39,7 +39,7 @@ from types import ModuleType
 from typing import Any
 
 import torch
-from judge_round import SPENT, instrument, print_spent, timed
+from judge_round import SPANS, SPENT, instrument, print_spent, print_timeline, timed
 
 import kernel_lab
 from kernel_lab.profiling.ncu import NcuProfiler
@@ -129,6 +129,14 @@ def instrument_all() -> None:
     S._time = timed("screen: timing one variant", S._time)
     S.rest = timed("screen: workers stopped and restarted", S.rest)
     W.Worker.ask = timed("asked the ", W.Worker.ask, lambda self, request, *a, **k: f"{self.who}: {request.get('cmd')}")
+    W.Worker.answer = timed("answered, the ", W.Worker.answer, lambda self, request, *a, **k: f"{self.who}: {request.get('cmd')}")
+    J.Judge.wait_prepared = timed("screen: waited for the reference's results", J.Judge.wait_prepared)
+    if hasattr(J, "Turns"):  # a tree where the screen's timings go between the reference's input sets
+        J.Turns._start_timing = timed("screen: waited for its turn on the GPU", J.Turns._start_timing)
+        J.Turns._start_step = timed("judge: an input set of the reference waited for its turn", J.Turns._start_step)
+        J.Judge._round_ended = timed("judge: waited for the last round's processes to end", J.Judge._round_ended)
+    J.Judge.check_many = timed("judge: a round (check_many)", J.Judge.check_many)
+    search.SearchRewriter.explore = timed("search: explore (screen calls)", search.SearchRewriter.explore)
     J._Trial._check = timed("candidate: one input set checked (each, in parallel)", J._Trial._check)
     J.Judge._observe = timed("judge: the reference's kernels recorded (first candidate's wait)", J.Judge._observe)
     answered = W.Worker.answered
@@ -195,6 +203,8 @@ def race(
         kernel_lab.api.start_ahead()
         time.sleep(after_profile)
     SPENT.clear()
+    SPANS.clear()
+    clock = time.perf_counter()
     marks: list[tuple[float, str, int | None]] = []  # (seconds, state, round): the last profile has no round
     started = time.monotonic()
     outcome = kernel_lab.optimize(
@@ -211,6 +221,8 @@ def race(
     )
     row["ours_wall"] = time.monotonic() - started
     print_spent("    ")
+    if SPANS:
+        print_timeline("    ", clock, clock + row["ours_wall"])
     marks.append((row["ours_wall"], "", None))
     row["ours_profiling"] = sum(b[0] - a[0] for a, b in itertools.pairwise(marks) if a[1] == "profiling")
     # the answer is known once the loop stops, before the best version is profiled for the before/after view

@@ -125,7 +125,8 @@ def judge_round_of_four(wait: float, dump: str | None) -> None:
         walls, inside = zip(*pairs)
         print(
             f"    timed batches of the {who}: {len(pairs)}, median {statistics.median(walls):.1f} ms from request to "
-            f"answer, {statistics.median(inside):.1f} ms of it in its process",
+            f"answer, {statistics.median(inside):.1f} ms of it in its process; in all {sum(walls) / 1e3:.2f} s from "
+            f"request to answer, {sum(inside) / 1e3:.2f} s in its process",
             flush=True,
         )
     if dump:

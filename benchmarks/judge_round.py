@@ -37,6 +37,7 @@ ROUNDS = {
     ],
 }
 SPENT: dict[str, list[float]] = collections.defaultdict(list)
+SPANS: list[tuple[str, float, float]] = []  # (step, start, end) of every timed step, perf_counter seconds
 
 
 def timed(name: str, fn: Callable[..., Any], key: Callable[..., str] = lambda *a, **k: "") -> Callable[..., Any]:
@@ -45,7 +46,9 @@ def timed(name: str, fn: Callable[..., Any], key: Callable[..., str] = lambda *a
         try:
             return fn(*args, **kwargs)
         finally:
-            SPENT[name + key(*args, **kwargs)].append(time.perf_counter() - start)
+            end = time.perf_counter()
+            SPENT[name + key(*args, **kwargs)].append(end - start)
+            SPANS.append((name + key(*args, **kwargs), start, end))
 
     return wrapper
 
@@ -63,6 +66,24 @@ def print_spent(indent: str) -> None:
     """Where the time in SPENT went, the largest first."""
     for k in sorted(SPENT, key=lambda k: -sum(SPENT[k])):
         print(f"{indent}{sum(SPENT[k]):6.2f} s  x{len(SPENT[k]):3d}  {k}", flush=True)
+
+
+def print_timeline(indent: str, start: float, until: float) -> None:
+    """When each step ran between ``start`` and ``until`` (perf_counter seconds): its first start and last end
+    from ``start``, how many times, their sum and the time at least one ran (steps in parallel overlap)."""
+    steps: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+    for name, a, b in SPANS:
+        if start <= a <= until:
+            steps[name].append((a - start, b - start))
+    print(f"{indent}{'first':>7} {'last':>7} {'n':>4} {'sum':>7} {'busy':>7}  step (seconds from the call)")
+    for name, spans in sorted(steps.items(), key=lambda item: min(a for a, _ in item[1])):
+        busy, reach = 0.0, -1.0
+        for a, b in sorted(spans):
+            busy += max(0.0, b - max(a, reach))
+            reach = max(reach, b)
+        first, last = min(a for a, _ in spans), max(b for _, b in spans)
+        total = sum(b - a for a, b in spans)
+        print(f"{indent}{first:7.2f} {last:7.2f} {len(spans):4d} {total:7.2f} {busy:7.2f}  {name}", flush=True)
 
 
 def main() -> None:
