@@ -11,6 +11,7 @@ from kernel_lab.rewrite import search
 from kernel_lab.rewrite.base import RewriteContext
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge, workers
+from kernel_lab.verify import screen as screen_module
 from kernel_lab.verify.sandbox import warm_triton
 from kernel_lab.verify.screen import Screener, parameter_only
 
@@ -54,6 +55,36 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
     assert original.ms and a.ms and a.ms > 0 and again.ms and d.ms and third.ms and e.ms
     assert b.ms is None and b.reason.startswith("output 0: ")
     assert c.ms is None and "not screened" in c.reason
+
+
+def test_the_screen_times_in_full_only_the_variants_its_quick_look_puts_near_the_fastest(monkeypatch):
+    launch = search.launches(ADD)[0]
+    blocks = (16, 1024, 2048)  # 512 programs in the interpreter against 8 and 4: far behind
+    variants = [search.apply(ADD, launch, {"BLOCK": b}) for b in blocks]
+    asked: list[tuple[int, float, float]] = []  # (variant id, budget, median) of each timing the screen asked for
+    ask = workers.Worker.ask
+
+    def recording(self: workers.Worker, request: dict, *args: object, **kwargs: object) -> tuple:
+        reply = ask(self, request, *args, **kwargs)
+        if request["cmd"] == "time":
+            asked.append((request["id"], request["budget_ms"], reply[0]["ms"]))
+        return reply
+
+    monkeypatch.setattr(workers.Worker, "ask", recording)
+    with Screener(ADD, device="cpu", workers=2) as screen:
+        original, got = screen.screen(variants)
+        block = {}  # variant id -> its block size, from the file each was loaded from
+        for path in screen.folder.glob("variant_*.py"):
+            block[int(path.stem.split("_")[1])] = next(b for b in blocks if f"BLOCK={b}" in path.read_text())
+    assert [(budget) for id, budget, _ in asked if id == -1] == [screen_module.TIME_BUDGET_MS]  # the original: in full
+    quick = {block[id]: ms for id, budget, ms in asked if budget == screen_module.QUICK_MS}
+    full = {block[id] for id, budget, _ in asked if id >= 0 and budget == screen_module.TIME_BUDGET_MS}
+    assert sorted(quick) == sorted(blocks) and len(asked) == 1 + len(blocks) + len(full)
+    assert full == {b for b, ms in quick.items() if ms <= screen_module.CONTENDER * min(quick.values())}
+    assert 16 not in full and min(quick, key=lambda b: quick[b]) in full
+    slow = got[blocks.index(16)]
+    assert slow.ms == quick[16] and 3 <= slow.calls <= screen_module.QUICK_CALLS
+    assert all(got[blocks.index(b)].ms for b in full) and original.ms
 
 
 def test_the_neighbourhood_respects_the_hardware_and_the_bottleneck():

@@ -8,8 +8,10 @@ decides that in the trusted parent, from the syntax trees alone; :class:`Screene
 The screen loads the original once per worker process (``kernel_lab.verify.screen_worker``), makes one
 input (the largest declared shape, a fresh seed) and its expected outputs, then for each variant: compile
 by running it once and compare with the original (workers in parallel), then time it (one worker at a
-time, caches flushed before each call, the device's clock, the median). The best few then go through the
-full judge (:class:`kernel_lab.verify.judge.Judge`), which alone gives verdicts.
+time, caches flushed before each call, the device's clock, the median): first a quick look at each variant, then
+a full timing of those the quick look puts near the fastest (a variant far behind cannot be the fastest, so its
+quick time stands). The best few then go through the full judge (:class:`kernel_lab.verify.judge.Judge`), which
+alone gives verdicts.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from kernel_lab.verify.workers import Stopped, Worker, ended
 
 PREPARE_TIMEOUT = 120.0  # seconds to compile and check one variant
 TIME_BUDGET_MS = 40.0  # timing of one variant: calls within this budget (at least 3)
+QUICK_MS, QUICK_CALLS = 4.0, 8  # a quick look at each variant first: calls within 4 ms (3 to 8)
+CONTENDER = 1.2  # a variant whose quick look is within this factor of the quickest is then timed in full
 WARM_MS = 50.0  # calls not timed before a screen's first timing: the GPU sat idle while variants compiled
 MOST_CALLS = 50
 KEEP_SHARE = 0.15  # of the device's memory: loaded workers holding less stay loaded, idle, while the judge works
@@ -49,10 +53,11 @@ class Screening(Protocol):
 
 @dataclass(frozen=True)
 class Screened:
-    """How a variant did in the screen: its median time (ms), or why it has none."""
+    """How a variant did in the screen: its median time (ms) over ``calls`` calls, or why it has none."""
 
     ms: float | None
     reason: str = ""
+    calls: int = 0
 
 
 def _jit_names(tree: ast.Module) -> set[str]:
@@ -188,22 +193,22 @@ class Screener:
             why = f"the original cannot be screened: {self.broken}"
             return Screened(None, why), [Screened(None, why) for _ in variants]
         results: list[Screened | None] = [None] * len(variants)
-        ids: dict[int, int] = {}  # variant index -> id in its worker
-        jobs: list[list[int]] = [[] for _ in self._workers]
+        ids: dict[int, int] = {}  # variant index -> id in its worker, once prepared
+        jobs: list[list[tuple[int, int]]] = [[] for _ in self._workers]  # per worker: (variant index, id)
         for index, source in enumerate(variants):
             if not parameter_only(self.original, source):
                 results[index] = Screened(None, "changes more than launch parameters: judged in full, not screened")
                 continue
-            jobs[index % len(self._workers)].append(index)
+            self._variants += 1  # here, not in the workers' threads: each variant its own id and file
+            (self.folder / f"variant_{self._variants}.py").write_text(source)
+            jobs[index % len(self._workers)].append((index, self._variants))
 
         def prepare(w: int) -> None:
-            for index in jobs[w]:
+            for index, id in jobs[w]:
                 if self.broken is not None:
                     return
-                self._variants += 1
-                path = self.folder / f"variant_{self._variants}.py"
-                path.write_text(variants[index])
-                request = {"cmd": "prepare", "id": self._variants, "path": str(path)}
+                path = self.folder / f"variant_{id}.py"
+                request = {"cmd": "prepare", "id": id, "path": str(path)}
                 request |= {"rtol": self.settings.rtol, "atol": self.settings.atol}
                 try:
                     reply, _ = self._workers[w].ask(request, time.monotonic() + PREPARE_TIMEOUT, "while compiling")
@@ -222,23 +227,26 @@ class Screener:
         self._cold = True
         if self._original is None or self._original.ms is None:
             self._original = self._time(0, -1)
-        for w, indices in enumerate(jobs):
-            for index in indices:
-                if index in ids:
-                    results[index] = self._time(w, ids[index])
+        ready = [(w, index) for w, job in enumerate(jobs) for index, _ in job if index in ids]
+        quick = {index: self._time(w, ids[index], QUICK_MS, QUICK_CALLS) for w, index in ready} if len(ready) > 1 else {}
+        quickest = min((q.ms for q in quick.values() if q.ms is not None), default=0.0)
+        for w, index in ready:
+            look = quick.get(index)
+            near = look is None or (look.ms is not None and look.ms <= CONTENDER * quickest)
+            results[index] = self._time(w, ids[index]) if near else look
         return self._original, [r if r is not None else Screened(None, "not screened") for r in results]
 
-    def _time(self, w: int, id: int) -> Screened:
+    def _time(self, w: int, id: int, budget_ms: float = TIME_BUDGET_MS, most: int = MOST_CALLS) -> Screened:
         if self.broken is not None:
             return Screened(None, self.broken)
-        request = {"cmd": "time", "id": id, "budget_ms": TIME_BUDGET_MS, "most": MOST_CALLS, "warm_ms": WARM_MS * self._cold}
+        request = {"cmd": "time", "id": id, "budget_ms": budget_ms, "most": most, "warm_ms": WARM_MS * self._cold}
         self._cold = False
         try:
             reply, _ = self._workers[w].ask(request, time.monotonic() + PREPARE_TIMEOUT, "while timing")
         except Stopped as stop:
             self._restart(w)
             return Screened(None, str(stop))
-        return Screened(None, reply["error"]) if "error" in reply else Screened(float(reply["ms"]))
+        return Screened(None, reply["error"]) if "error" in reply else Screened(float(reply["ms"]), calls=reply["calls"])
 
     def _restart(self, w: int) -> None:
         """A fresh worker in place of one that hung or crashed (its variants are gone); when none starts,
