@@ -136,10 +136,10 @@ def optimize(
     # Python, torch and the cell while the first version is profiled (nothing of theirs runs on the GPU yet)
     with Judge(source.text, chosen, device) as judge, Screener(source.text, chosen, device) as screen:
         first = profile if profile is not None and not profile.replay and replay is None else None
-        # with a first profile there is nothing to profile now: the reference's results are made at once, and
-        # the screen times nothing until they are there
+        # with a first profile there is nothing to profile now: the reference's results are made at once, an input
+        # set at a time, and the screen's timings go between them
         judge.start(prepare=first is not None)
-        screen.quiet = judge.wait_prepared
+        screen.quiet = judge.quiet
         if isinstance(chosen_rewriter, Exploring) and chosen.screen > 0:
             screen.start()
         import_torch_soon()  # while the first version is profiled (after %%profile: start_ahead did)

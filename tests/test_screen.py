@@ -3,6 +3,10 @@ on the CPU with Triton's interpreter."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import kernel_lab
@@ -14,6 +18,7 @@ from kernel_lab.verify import Judge, workers
 from kernel_lab.verify import screen as screen_module
 from kernel_lab.verify.sandbox import warm_triton
 from kernel_lab.verify.screen import Screener, parameter_only
+from kernel_lab.verify.turns import Turns
 
 CELLS = Path(__file__).resolve().parent / "cells"
 ROOT = CELLS.parent.parent
@@ -37,7 +42,13 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
     rewritten = ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr")
     with Screener(ADD, device="cpu", workers=2) as screen:  # two load the original at once
         waited = []  # the screen waits for the GPU to be quiet (the judge's reference at work) before it times
-        screen.quiet = lambda: waited.append(len(screen._workers))
+
+        @contextmanager
+        def quiet() -> Iterator[None]:
+            waited.append(len(screen._workers))
+            yield
+
+        screen.quiet = quiet
         original, (a, b, c) = screen.screen([right, unwritten, rewritten])
         assert waited == [2]
         loaded = [w.proc.pid for w in screen._workers]
@@ -85,6 +96,39 @@ def test_the_screen_times_in_full_only_the_variants_its_quick_look_puts_near_the
     slow = got[blocks.index(16)]
     assert slow.ms == quick[16] and 3 <= slow.calls <= screen_module.QUICK_CALLS
     assert all(got[blocks.index(b)].ms for b in full) and original.ms
+
+
+def test_a_timing_waits_for_the_background_step_under_way_and_later_steps_wait_for_the_timing():
+    turns, log = Turns(), []
+    in_step, go_on = threading.Event(), threading.Event()
+
+    def background() -> None:  # the reference's preparation, an input set a step
+        for k in range(3):
+            with turns.step():
+                log.append(f"step {k}")
+                if k == 0:
+                    in_step.set()
+                    go_on.wait(10)
+
+    def timing() -> None:  # the screen's
+        with turns.timing():
+            log.append("timing")
+            time.sleep(0.2)
+            log.append("timed")
+
+    threads = [threading.Thread(target=background)]
+    threads[0].start()
+    assert in_step.wait(10)
+    threads.append(threading.Thread(target=timing))
+    threads[1].start()
+    deadline = time.monotonic() + 10
+    while turns._timings == 0 and time.monotonic() < deadline:  # the timing is waiting for step 0
+        time.sleep(0.01)
+    assert log == ["step 0"]
+    go_on.set()
+    for thread in threads:
+        thread.join(10)
+    assert log == ["step 0", "timing", "timed", "step 1", "step 2"]
 
 
 def test_the_neighbourhood_respects_the_hardware_and_the_bottleneck():

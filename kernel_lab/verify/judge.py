@@ -35,8 +35,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -46,6 +47,7 @@ from kernel_lab.settings import Settings
 from kernel_lab.verify import handover, workers
 from kernel_lab.verify.inputs import InputSet, plan
 from kernel_lab.verify.screen import parameter_only
+from kernel_lab.verify.turns import Turns
 from kernel_lab.verify.verdict import SUSPICIOUS_SPEEDUP, Timing, Verdict
 from kernel_lab.verify.workers import Stopped, Worker, ended
 
@@ -198,6 +200,8 @@ class Judge:
         self._loading: Future[dict[str, Any]] | None = None  # the reference loading, from start()
         self._preparing: Future[None] | None = None  # its inputs and results being made, from start(prepare=True)
         self._made = threading.Event()  # they are made (or cannot be)
+        self._turns = Turns()  # the GPU: a caller's timings (see quiet) go before the reference's preparation
+        self._ending: threading.Thread | None = None  # the last round's processes being waited for
         self._warmed = False  # the reference's process has loaded the profiler
         self._observing = threading.Lock()  # one record of the reference's kernels, asked by the first trial there
         self._header: subprocess.Popen | None = None  # precompiling torch's header for CUDA candidates
@@ -216,6 +220,7 @@ class Judge:
         self.close()
 
     def close(self) -> None:
+        self._round_ended()
         if self._header is not None:
             self._header.poll()  # left to finish: the next judge of a CUDA cell uses the header too
         if self.settings.optimize_ahead:  # never given a cell: the next judge's
@@ -241,9 +246,9 @@ class Judge:
     def start(self, *, prepare: bool = False) -> None:
         """Start the reference's process and load its cell, and the first candidates' processes, in the background:
         Python, torch, CUDA and the cell's imports load while the caller does other work (profiles, screens).
-        ``prepare``: then make the input sets and the reference's results on the GPU too (when nothing else is
-        being measured there meanwhile: see :meth:`wait_prepared`); else nothing runs on the GPU until the
-        first :meth:`check`."""
+        ``prepare``: then make the input sets and the reference's results on the GPU too, an input set at a time
+        (a caller's timings go between them: see :meth:`quiet`); else nothing runs on the GPU until the first
+        :meth:`check`."""
         with self._lock:
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
             if self._loading is None and not self._prepared:
@@ -259,9 +264,18 @@ class Judge:
 
     def wait_prepared(self) -> None:
         """Return once the reference's inputs and results that :meth:`start` began making are there (at once
-        when it was not asked to): GPU timings taken meanwhile would share the GPU with the reference."""
+        when it was not asked to)."""
         if self._preparing is not None:
             self._made.wait()
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """While held, nothing of the judge's runs on the GPU: the last round's processes are gone, and the
+        reference's preparation (see :meth:`start`) waits between input sets. For a caller's timings (the screen's):
+        they wait for the input set under way, not for the whole preparation."""
+        self._round_ended()
+        with self._turns.timing():
+            yield
 
     def _load(self, deadline: float, *, warm: bool = False) -> dict[str, Any]:
         """Start the reference's process (or take one started ahead: :mod:`kernel_lab.verify.workers`) and load its
@@ -299,7 +313,7 @@ class Judge:
 
     def _prepare(self, deadline: float) -> None:
         """Load the reference (or wait for :meth:`start`'s loading), plan the input sets, make them and the
-        expected results (then :meth:`wait_prepared` returns), then load in the reference's process what
+        expected results, a set at a time (then :meth:`wait_prepared` returns), then load in the reference's process what
         recording its kernels needs (the profiler: seconds of imports, on the CPU alone)."""
         loading, self._loading = self._loading, None
         loaded = loading.result() if loading is not None else self._load(deadline)
@@ -314,12 +328,13 @@ class Judge:
             )
         sets = plan(shapes, self.settings.seeds, loaded["sizes_known"])
         where = "while making the inputs"
-        self._reference.answer({"cmd": "make", "sets": [s.to_json() for s in sets]}, deadline, where)
-        for spec in sets:
-            reply, tensors = self._reference.more(deadline, where)
-            if "lent" in reply:  # on the GPU: results lent by CUDA IPC, copied here (the reference is the user's cell)
-                tensors = [handover.take(lent) for lent in reply.pop("lent")]
-            self._keep(spec, reply, tensors)
+        for spec in sets:  # one at a time, each a turn on the GPU that waits while the caller times (see quiet)
+            with self._turns.step():
+                self._reference.answer({"cmd": "make", "sets": [spec.to_json()]}, deadline, where)
+                reply, tensors = self._reference.more(deadline, where)
+                if "lent" in reply:  # on the GPU: results lent by CUDA IPC, copied here (the reference is the user's cell)
+                    tensors = [handover.take(lent) for lent in reply.pop("lent")]
+                self._keep(spec, reply, tensors)
         self._made.set()
         self._warm(deadline)
 
@@ -428,6 +443,7 @@ class Judge:
         ``on_event(index, state)`` hears each candidate's progress: "checking", "timing", "done".
         """
         say = on_event or (lambda index, state: None)
+        self._round_ended()
         with self._lock:
             # the reference is the user's own cell: it gets its own, longer time (a first CUDA build takes minutes)
             deadline = time.monotonic() + max(self.settings.verify_timeout, REFERENCE_TIMEOUT)
@@ -477,12 +493,24 @@ class Judge:
             for index, trial in enumerate(trials):
                 trial.candidate.close()
                 say(index, "done")
-            ended(trial.candidate for trial in trials)
-            if self._scratch.type == "cuda":
-                import torch
-
-                torch.cuda.ipc_collect()  # the copies handed over and let go
+            # the verdicts are in: the processes are waited for meanwhile (a few tenths of a second with CUDA
+            # contexts), and before the next round or a caller's timings (see quiet)
+            self._ending = threading.Thread(target=self._end, args=([trial.candidate for trial in trials],), daemon=True)
+            self._ending.start()
             return [v for v in verdicts if v is not None]
+
+    def _end(self, processes: list[Worker]) -> None:
+        """Wait for a round's processes to end, then free what was handed over to them by CUDA IPC."""
+        ended(processes)
+        if self._scratch.type == "cuda":
+            import torch
+
+            torch.cuda.ipc_collect()  # the copies handed over and let go
+
+    def _round_ended(self) -> None:
+        """Return once the last round's processes are gone."""
+        if self._ending is not None:
+            self._ending.join()
 
     def _crowded(self, verdicts: list[Verdict | None]) -> list[int]:
         """The candidates that ran out of memory while others were checked beside them (the device's memory is

@@ -25,6 +25,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -123,7 +124,7 @@ class Screener:
         self.seed = random.SystemRandom().randrange(1 << 31)
         self.broken: str | None = None  # why nothing can be screened (the original fails here)
         self._original: Screened | None = None  # the original's time, taken once
-        self.quiet: Callable[[], None] = lambda: None  # returns once nothing else runs on the GPU (before timing)
+        self.quiet: Callable[[], AbstractContextManager[None]] = nullcontext  # held, nothing else runs on the GPU
         self._cold = False  # the next timing is a screen's first: the GPU may have sat idle
 
     def __enter__(self) -> Screener:
@@ -223,17 +224,17 @@ class Screener:
 
         with ThreadPoolExecutor(len(self._workers)) as pool:
             list(pool.map(prepare, range(len(self._workers))))
-        self.quiet()
-        self._cold = True
-        if self._original is None or self._original.ms is None:
-            self._original = self._time(0, -1)
-        ready = [(w, index) for w, job in enumerate(jobs) for index, _ in job if index in ids]
-        quick = {index: self._time(w, ids[index], QUICK_MS, QUICK_CALLS) for w, index in ready} if len(ready) > 1 else {}
-        quickest = min((q.ms for q in quick.values() if q.ms is not None), default=0.0)
-        for w, index in ready:
-            look = quick.get(index)
-            near = look is None or (look.ms is not None and look.ms <= CONTENDER * quickest)
-            results[index] = self._time(w, ids[index]) if near else look
+        with self.quiet():
+            self._cold = True
+            if self._original is None or self._original.ms is None:
+                self._original = self._time(0, -1)
+            ready = [(w, index) for w, job in enumerate(jobs) for index, _ in job if index in ids]
+            quick = {index: self._time(w, ids[index], QUICK_MS, QUICK_CALLS) for w, index in ready} if len(ready) > 1 else {}
+            quickest = min((q.ms for q in quick.values() if q.ms is not None), default=0.0)
+            for w, index in ready:
+                look = quick.get(index)
+                near = look is None or (look.ms is not None and look.ms <= CONTENDER * quickest)
+                results[index] = self._time(w, ids[index]) if near else look
         return self._original, [r if r is not None else Screened(None, "not screened") for r in results]
 
     def _time(self, w: int, id: int, budget_ms: float = TIME_BUDGET_MS, most: int = MOST_CALLS) -> Screened:
