@@ -215,6 +215,7 @@ class Wider:
     cannot_fix = frozenset()
     screened = 0
     recalled = 0
+    settled = ""
 
     def propose(self, context, n=1):
         launch = search.launches(context.source)[0]

@@ -3,6 +3,7 @@ on the CPU with Triton's interpreter."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -160,6 +161,50 @@ def test_explore_moves_to_faster_places_and_proposes_only_what_beat_the_start():
     assert [c.meta["config"]["BLOCK"] for c in found] == [4096, 4096]
     assert found[0].meta["config"]["num_warps"] == 4 and found[0].meta["screen_ms"] == 4.0
     assert 0 < rewriter.screened <= 40
+
+
+def test_a_start_as_fast_as_a_screened_local_optimum_is_not_looked_around_again():
+    times = {1024: 10.0, 2048: 4.05, 4096: 4.0, 8192: 5.0}  # 2048 within the screen's noise of the optimum, 4096
+    asked: list[str] = []
+
+    def config(source: str) -> dict[str, int]:
+        return search.current(search.launches(source)[0])
+
+    def measure(sources):
+        asked.extend(sources)
+        return [times.get(config(s)["BLOCK"], 20.0) + (0.5 if config(s)["num_warps"] != 4 else 0.0) for s in sources]
+
+    rewriter = search.SearchRewriter()
+    found = rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
+    assert rewriter.optimum is not None and rewriter.optimum[1] == 4.0 and rewriter.optimum[2]["BLOCK"] == 4096
+    near = next(c.source for c in found if config(c.source) == {"BLOCK": 2048, "num_warps": 4})
+    first = len(asked)
+    assert rewriter.explore(RewriteContext(near, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60) == []
+    assert len(asked) == first and rewriter.screened == rewriter.recalled == 0
+    assert "within 2% of the fastest launch configuration screened (BLOCK 4096, num_warps 4: 4.000 ms" in rewriter.settled
+    off = next(c.source for c in found if config(c.source) == {"BLOCK": 4096, "num_warps": 8})  # 12% behind
+    rewriter.explore(RewriteContext(off, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
+    assert rewriter.settled == "" and asked[first] == off  # looked around: its start measured again
+    before, best = len(asked), rewriter.optimum[0]
+    rewriter.explore(RewriteContext(best, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
+    assert rewriter.settled == "" and asked[before] == best  # the optimum itself: as before, its start measured again
+
+
+def test_explore_ends_at_a_local_optimum_whose_whole_neighbourhood_was_measured_on_any_landscape():
+    rng = random.Random(7)
+    for _ in range(20):  # made-up landscapes over BLOCK and num_warps, each with a minimum somewhere
+        ms = {(b, w): rng.uniform(1.0, 10.0) for b in search._powers(16, 16384) for w in search.WARPS}
+
+        def measure(sources, ms=ms):
+            return [ms[(c["BLOCK"], c["num_warps"])] for c in (search.current(search.launches(s)[0]) for s in sources)]
+
+        rewriter = search.SearchRewriter()
+        rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=200)
+        assert rewriter.optimum is not None
+        _, best, config = rewriter.optimum
+        launch = search.launches(ADD)[0]  # the explore's variants are the start's source with the changes applied
+        around = [search.apply(ADD, launch, search._delta(launch, c)) for c in search.neighbours(launch, config, "memory_bound")]
+        assert all(rewriter.measured[t] is not None and rewriter.measured[t] >= 0.99 * best for t in around)
 
 
 def test_a_matmul_far_from_good_tiles_tries_the_usual_fast_shapes_in_its_first_batch():

@@ -192,6 +192,9 @@ def _proposals(
         found = rewriter.explore(context, measure, n=settings.candidates, budget_s=settings.screen_budget, most=settings.screen)
     finally:
         screen.rest()  # the judge has the GPU to itself
+    if rewriter.settled:
+        say(Event(f"round {round_}: nothing to screen: the version {rewriter.settled}", round_, state="screening"))
+        return found
     say(
         Event(
             f"round {round_}: screened {_configurations(rewriter.screened)} in {time.monotonic() - started:.0f} s"
@@ -307,6 +310,9 @@ def optimize(
             proposals = _proposals(rewriter, context, settings, screen, say, round_)
         except KernelLabError as err:
             stopped = f"round {round_}: the {rewriter.name} rewriter failed: {err}"
+            break
+        if not proposals and isinstance(rewriter, Exploring) and rewriter.settled:
+            stopped = f"{rewriter.name}: {current.label} {rewriter.settled}"
             break
         if not proposals and isinstance(rewriter, Exploring) and (rewriter.screened or rewriter.recalled):
             stopped = (

@@ -60,6 +60,7 @@ class Exploring(Protocol):
 
     screened: int  # variants measured by the last explore
     recalled: int  # variants the last explore knew from an earlier one (the same screen), not measured again
+    settled: str  # why the last explore measured nothing (its start is as fast as the best place known), or ""
 
     def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
         """Up to ``n`` candidates, the fastest measured first, after at most ``most`` measured variants."""

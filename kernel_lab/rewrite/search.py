@@ -35,6 +35,7 @@ DEFAULTS = {"num_warps": 4, "num_stages": 3}  # Triton's, when a launch does not
 SHARED_BYTES = 227 * 1024  # shared memory a block may use (sm_80 .. sm_90)
 MOST_ACCUMULATORS = 256  # fp32 registers per thread for a tile's accumulator, past which it spills
 MOST_PER_THREAD = 128  # elements per thread of a 1-D block
+SETTLED = 1.02  # a start within this factor of a screened local optimum's time: the search is done (screen noise)
 
 
 @dataclass
@@ -313,6 +314,8 @@ class SearchRewriter:
     screened: int = 0  # variants measured by the last explore
     recalled: int = 0  # variants the last explore knew from earlier ones (not measured again)
     measured: dict[str, float | None] = field(default_factory=dict)  # screen times by the variant's source, all rounds
+    optimum: tuple[str, float, Config] | None = None  # the fastest place whose neighbourhood held nothing faster
+    settled: str = ""  # why the last explore measured nothing: its start runs as fast as that place
 
     @classmethod
     def from_settings(cls, settings: Settings, say: Callable[[str], None]) -> SearchRewriter:
@@ -346,8 +349,11 @@ class SearchRewriter:
         looked around, until ``most`` variants are measured or ``budget_s`` is spent. A variant measured by an
         earlier explore (the same screen's input) is not measured again; the start always is (its time is the
         fastest it was seen at, so that one slow reading does not make every neighbour look faster). The ``n``
-        fastest variants that beat the start come back, fastest first. Cells without a Triton launch: :meth:`propose`."""
+        fastest variants that beat the start come back, fastest first. A start that runs within SETTLED of the fastest
+        place found so far whose neighbourhood held nothing faster is not looked around (:attr:`settled` says so).
+        Cells without a Triton launch: :meth:`propose`."""
         self.screened = self.recalled = 0
+        self.settled = ""
         top = dict(context.bottlenecks[0]) if context.bottlenecks else {"kind": "latency_bound"}
         found = launches(context.source)
         launch = next((x for x in found if x.kernel in str(top.get("kernel", ""))), found[0] if found else None)
@@ -355,6 +361,8 @@ class SearchRewriter:
             return self.propose(context, n)
         kind, started = top["kind"], time.monotonic()
         start = here = current(launch)
+        if self._settled(context.source):
+            return []
         fresh = True  # ``here`` is a place to start from, not measured yet
         times: dict[tuple[tuple[str, int], ...], float | None] = {}
 
@@ -379,16 +387,20 @@ class SearchRewriter:
                 for text, ms in zip(texts, got):
                     seen = [t for t in (ms, self.measured.get(text)) if t is not None]
                     self.measured[text] = min(seen, default=None)
-                batch = new + known
-                times.update({_key(c): self.measured[source(c)] for c in batch})
+                times.update({_key(c): self.measured[source(c)] for c in new + known})
                 if times.get(_key(start)) is None:
                     break  # the version itself does not run in the screen: nothing to compare with
-                timed = [(ms, c) for c in batch if (ms := times[_key(c)]) is not None]
-                here_ms = times.get(_key(here))
-                fastest = min(timed, key=lambda t: t[0], default=None)
-                if fastest is not None and here_ms is not None and fastest[0] < 0.99 * here_ms:
-                    here, fresh = fastest[1], False  # a faster place: look around it
-                    continue
+            # the neighbourhood, measured now or earlier in this search
+            around = _unique(ahead + neighbours(launch, here, kind))
+            timed = [(ms, c) for c in around if (ms := times.get(_key(c))) is not None]
+            here_ms = times.get(_key(here))
+            fastest = min(timed, key=lambda t: t[0], default=None)
+            if fastest is not None and here_ms is not None and fastest[0] < 0.99 * here_ms:
+                here, fresh = fastest[1], False  # a faster place: look around it
+                continue
+            whole = all(_key(c) in times for c in around)  # and none of it faster: a local optimum
+            if here_ms is not None and whole and (self.optimum is None or here_ms < self.optimum[1]):
+                self.optimum = (source(here), here_ms, here)
             unseen = [p for p in places if _key(p) not in looked]  # nothing faster here: start again elsewhere
             if not unseen:
                 break
@@ -406,6 +418,21 @@ class SearchRewriter:
                 out.append(Candidate(text, f"{why}.", top["kind"], "search", {"config": config, "screen_ms": ms}))
         self.tried.update(c.source for c in out)
         return out
+
+    def _settled(self, start: str) -> bool:
+        """Whether ``start``, screened in an earlier explore, runs within SETTLED of the fastest place whose whole
+        neighbourhood was screened and held nothing faster (another place: its own neighbours were not all
+        screened). Looking around it would measure configurations that differ from that optimum by the screen's
+        noise: the search is done, and :attr:`settled` says why."""
+        known = self.measured.get(start)
+        if self.optimum is None or known is None or start == self.optimum[0] or known > SETTLED * self.optimum[1]:
+            return False
+        config = ", ".join(f"{name} {value}" for name, value in self.optimum[2].items())
+        self.settled = (
+            f"runs within {SETTLED - 1:.0%} of the fastest launch configuration screened ({config}: "
+            f"{self.optimum[1]:.3f} ms against {known:.3f} ms), around which nothing was faster"
+        )
+        return True
 
 
 def _ideas(source: str, bottleneck: Mapping[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
