@@ -15,6 +15,7 @@ can be reopened (``Session.open``) after a restart.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class Version:
     reference_ms: float | None = None  # the original's median, timed interleaved with this version
     speedup: float | None = None  # reference_ms / time_ms: both from that one run
     significant: bool | None = None
+    screen_ms: float | None = None  # a launch-parameter variant's time in the screen (see Session.best)
     top_bottleneck: str | None = None
     created: float = field(default_factory=time.time)
 
@@ -59,6 +61,14 @@ TIMING_NOTE = (
 
 def _speed(version: Version) -> float:
     return version.speedup or 0.0
+
+
+def _tied(a: Version, b: Version) -> bool:
+    """Whether the judge's timings cannot tell ``a`` from ``b``: their speedups differ by less than half their
+    timings' interquartile ranges (relative to their medians) together."""
+    if not (a.speedup and b.speedup and a.time_ms and b.time_ms and a.spread_ms is not None and b.spread_ms is not None):
+        return False
+    return abs(math.log(a.speedup / b.speedup)) < (a.spread_ms / a.time_ms + b.spread_ms / b.time_ms) / 2
 
 
 def _blocked(version: Version, confirmed: set[int]) -> bool:
@@ -126,9 +136,31 @@ class Session:
 
     def best(self) -> Version:
         """The fastest correct version with a significant speedup, not rejected and not flagged by the judge
-        (unless the user confirmed it), else the original."""
+        (unless the user confirmed it), else the original. Among the versions the judge's timings cannot tell from
+        the fastest (:func:`_tied`), when all were screened (launch-parameter variants of one cell, timed on one input
+        on the device's clock with caches flushed, many calls in one process): the one the screen timed fastest. For
+        short kernels the screen's times spread far less than the judge's, whose calls include their launch."""
+        return self._best()[0]
+
+    def why_best(self) -> str | None:
+        """Why the best version is not the one with the largest speedup (the screen broke a tie), in words."""
+        best, fastest = self._best()
+        if best is fastest:
+            return None
+        return (
+            f"{best.label} is the best version: the judge's timings cannot tell it from {fastest.label} "
+            f"({best.speedup:.2f}x against {fastest.speedup:.2f}x, within their spread), and the screen timed it "
+            f"faster ({best.screen_ms:.3f} ms against {fastest.screen_ms:.3f} ms, the device's clock, caches flushed)."
+        )
+
+    def _best(self) -> tuple[Version, Version]:
+        """(the best version, the one with the largest speedup)."""
         free, _ = self._contenders()
-        return max(free, key=_speed, default=self.original)
+        fastest = max(free, key=_speed, default=self.original)
+        tied = [v for v in free if v is fastest or _tied(v, fastest)]
+        if len(tied) > 1 and all(v.screen_ms is not None for v in tied):
+            return min(tied, key=lambda v: v.screen_ms or 0.0), fastest
+        return fastest, fastest
 
     def _contenders(self) -> tuple[list[Version], list[Version]]:
         """The correct versions with a significant speedup that the user has not rejected: (those free to be chosen,

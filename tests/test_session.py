@@ -34,6 +34,23 @@ def test_each_row_is_timed_in_one_run_and_the_originals_spread_is_said(tmp_path)
     assert "timed beside each version: 31.8–46.9 ms (47% apart)" in table.note[0]
 
 
+def test_among_versions_the_judge_cannot_tell_apart_the_screens_fastest_is_the_best_and_says_why(tmp_path):
+    s = Session.create(tmp_path, "x", "original")
+    timed = {"origin": "search", "correct": True, "significant": True, "reference_ms": 0.26}
+    judged = s.add("a", **timed, time_ms=0.112, spread_ms=0.015, speedup=2.32, screen_ms=0.127)  # the judge's fastest
+    screened = s.add("b", **timed, time_ms=0.121, spread_ms=0.018, speedup=2.15, screen_ms=0.115)  # the screen's
+    assert s.best() is screened  # 8% apart, spreads of 13% and 15%: tied; the screen's clock decides
+    assert Session.open(s.path).best().number == screened.number
+    said = s.why_best()
+    assert said is not None and "v002 is the best version" in said and "v001" in said and "0.115 ms against 0.127 ms" in said
+    s.add("c", **timed, time_ms=0.080, spread_ms=0.004, speedup=3.25, screen_ms=0.130)  # clearly faster by the judge
+    assert s.best().number == 3 and s.why_best() is None
+    other = Session.create(tmp_path, "y", "original")
+    other.add("a", **timed, time_ms=0.112, spread_ms=0.015, speedup=2.32, screen_ms=0.127)
+    other.add("llm's", **timed, time_ms=0.121, spread_ms=0.018, speedup=2.15)  # not screened: the judge's order stands
+    assert other.best().number == 1 and other.why_best() is None
+
+
 def test_no_faster_version_keeps_the_original(tmp_path):
     s = Session.create(tmp_path, "x", "original")
     s.add("slower", origin="search", correct=True, speedup=0.7, significant=True)

@@ -326,7 +326,14 @@ def optimize(
                 stopped += f" ({why})"
             break
         made = [
-            session.add(c.source, origin=c.origin, parent=current.number, explanation=c.explanation, answers=c.answers)
+            session.add(
+                c.source,
+                origin=c.origin,
+                parent=current.number,
+                explanation=c.explanation,
+                answers=c.answers,
+                screen_ms=c.meta.get("screen_ms"),
+            )
             for c in proposals
         ]
         for version, candidate in zip(made, proposals):
@@ -367,6 +374,8 @@ def optimize(
             " --rewriter llm."
         )
     best = session.best()
+    if why := session.why_best():
+        extra.append(why)
     report = session.folder(best) / REPORT
     if profiler.profiles_cells and best is not session.original:
         own = profile if best is diagnosed else None  # the best version's profile
