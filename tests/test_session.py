@@ -43,6 +43,15 @@ def test_among_versions_the_judge_cannot_tell_apart_the_screens_fastest_is_the_b
     assert Session.open(s.path).best().number == screened.number
     said = s.why_best()
     assert said is not None and "v002 is the best version" in said and "v001" in said and "0.115 ms against 0.127 ms" in said
+    from html import escape
+
+    from kernel_lab.display.versions import header, text
+    from kernel_lab.results.optimize import OptimizeResult
+
+    shown = OptimizeResult(s, "search: v002 runs within 2% of the fastest launch configuration screened")
+    assert said in text(shown) and "Best: v002, 2.15x faster" in text(shown) and escape(said) in header(shown)
+    s.act("reject", 2)  # the user says no: the judge's fastest is the best again, and nothing explains a tie
+    assert s.best() is judged and s.why_best() is None and "is the best version" not in text(shown)
     s.add("c", **timed, time_ms=0.080, spread_ms=0.004, speedup=3.25, screen_ms=0.130)  # clearly faster by the judge
     assert s.best().number == 3 and s.why_best() is None
     other = Session.create(tmp_path, "y", "original")

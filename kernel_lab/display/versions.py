@@ -38,6 +38,8 @@ def text(result: OptimizeResult) -> str:
     ]
     if _timed(result):
         lines.append(TIMING_NOTE)
+    if why := s.why_best():  # read now: the user may have rejected a version since the run
+        lines.append(why)
     lines += [f"! {n}" for n in result.notes] + [f"! {w}" for w in _warnings(result)]
     if best is s.original:
         lines.append("No verified version was faster than the original; the original is kept.")
@@ -101,6 +103,7 @@ def header(result: OptimizeResult) -> str:
         f"<code>{escape(str(s.path))}</code>; stopped: {escape(result.stopped)}.</div>{warnings}"
         f"{_table(result).to_html(index=False, na_rep='–', float_format=lambda v: f'{v:.3g}', classes='versions')}"
         + (f"<p class='caption'>{escape(TIMING_NOTE)}</p>" if _timed(result) else "")
+        + (f"<p class='caption'>{escape(why)}</p>" if (why := s.why_best()) else "")
         + "</div>"
     )
 

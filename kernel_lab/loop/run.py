@@ -374,8 +374,6 @@ def optimize(
             " --rewriter llm."
         )
     best = session.best()
-    if why := session.why_best():
-        extra.append(why)
     report = session.folder(best) / REPORT
     if profiler.profiles_cells and best is not session.original:
         own = profile if best is diagnosed else None  # the best version's profile
