@@ -376,7 +376,8 @@ class SearchRewriter:
             # the first batch also tries the places fast kernels of this kind usually are: a start far from them
             # (16x16 tiles, one warp) would take many small steps to get there
             ahead = places if here is start else []
-            batch = [here] * fresh + [c for c in _unique(ahead + neighbours(launch, here, kind)) if _key(c) not in times]
+            around = _unique(ahead + neighbours(launch, here, kind))
+            batch = [here] * fresh + [c for c in around if _key(c) not in times]
             known = [c for c in batch if source(c) in self.measured and c != start]
             new = [c for c in batch if c not in known][: most - self.screened]
             if new or known:
@@ -391,7 +392,6 @@ class SearchRewriter:
                 if times.get(_key(start)) is None:
                     break  # the version itself does not run in the screen: nothing to compare with
             # the neighbourhood, measured now or earlier in this search
-            around = _unique(ahead + neighbours(launch, here, kind))
             timed = [(ms, c) for c in around if (ms := times.get(_key(c))) is not None]
             here_ms = times.get(_key(here))
             fastest = min(timed, key=lambda t: t[0], default=None)
