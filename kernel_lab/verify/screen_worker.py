@@ -113,36 +113,49 @@ class Screening:
 
     def time(self, id: int, budget_ms: float, most: int, warm_ms: float = 0.0) -> dict[str, Any]:
         """The median time of one call (milliseconds) over calls that fit in ``budget_ms`` (3 to ``most``), after
-        ``warm_ms`` of calls not timed (a GPU that was idle runs its first milliseconds at lower clocks)."""
+        ``warm_ms`` of calls not timed (a GPU that was idle runs its first milliseconds at lower clocks).
+
+        On a GPU each call is queued behind its cache flush, as ``triton.testing.do_bench`` does: the host launches
+        it while the flush runs, so the device's clock sees the kernels and not the launch from Python, which would
+        add tens of microseconds to every call and drown the differences between the configurations of a short
+        kernel. How many calls fit is estimated from a first call (flush and wait included), which is not timed."""
         cell = self.variants[id] if id >= 0 else self.box.cell
         assert cell is not None
         device = device_of(self.inputs)
         buffers = clone(self.inputs)
         flush = torch.empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
-        cuda = device.type == "cuda"
-        samples: list[float] = []
         warming = _perf()
         while (_perf() - warming) * 1e3 < warm_ms:
             flush.zero_()
             cell.run(buffers)
             synchronize(device)
         self.box.launches.clear()
-        began = _perf()
-        while len(samples) < most and (len(samples) < 3 or (_perf() - began) * 1e3 < budget_ms):
-            flush.zero_()
-            synchronize(device)
-            if cuda:
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                cell.run(buffers)
-                end.record()
-                synchronize(device)
-                samples.append(start.elapsed_time(end))
-            else:
+        if device.type != "cuda":
+            samples: list[float] = []
+            began = _perf()
+            while len(samples) < most and (len(samples) < 3 or (_perf() - began) * 1e3 < budget_ms):
+                flush.zero_()
                 t0 = _perf()
                 cell.run(buffers)
                 samples.append((_perf() - t0) * 1e3)
-        return {"id": id, "ms": statistics.median(samples), "calls": len(samples)}
+            return {"id": id, "ms": statistics.median(samples), "calls": len(samples)}
+        t0 = _perf()
+        self._queued(cell, buffers, flush)  # not timed: the process waited for its turn, its first launch is slow
+        synchronize(device)
+        calls = max(3, min(most, int(budget_ms / ((_perf() - t0) * 1e3))))
+        timed = [self._queued(cell, buffers, flush) for _ in range(calls)]
+        synchronize(device)
+        return {"id": id, "ms": statistics.median(start.elapsed_time(end) for start, end in timed), "calls": calls}
+
+    @staticmethod
+    def _queued(cell: Cell, buffers: tuple, flush: torch.Tensor) -> tuple[torch.cuda.Event, torch.cuda.Event]:
+        """Queue a cache flush and one call between two events, without waiting for them."""
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        cell.run(buffers)
+        end.record()
+        return start, end
 
 
 def main(argv: list[str] | None = None) -> int:
