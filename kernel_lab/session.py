@@ -138,8 +138,7 @@ class Session:
         """The fastest correct version with a significant speedup, not rejected and not flagged by the judge
         (unless the user confirmed it), else the original. Among the versions the judge's timings cannot tell from
         the fastest (:func:`_tied`), when all were screened (launch-parameter variants of one cell, timed on one input
-        on the device's clock with caches flushed, many calls in one process): the one the screen timed fastest. For
-        short kernels the screen's times spread far less than the judge's, whose calls include their launch."""
+        on the device's clock with caches flushed, many calls in one process): the one the screen timed fastest."""
         return self._best()[0]
 
     def why_best(self) -> str | None:
