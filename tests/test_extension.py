@@ -384,7 +384,12 @@ def _views_fit(page, cells, size: tuple[int, int], shots: Path):
         run.click()
     profile, panel = cells.nth(1).locator(".jp-Cell-outputArea"), cells.nth(2).locator(".jp-Cell-outputArea")
     tabs = profile.locator(".lm-TabBar-tab, .p-TabBar-tab")
-    expect(tabs).to_have_count(5, timeout=120_000)
+    try:
+        expect(tabs).to_have_count(5, timeout=120_000)
+    except AssertionError:  # what the page showed instead, to look at
+        page.screenshot(path=str(shots / f"not_shown_{size[0]}x{size[1]}.png"), full_page=True)
+        outputs = [cells.nth(i).locator(".jp-Cell-outputArea").inner_text()[:500] for i in range(3)]
+        raise AssertionError(f"the dashboard's five tabs did not show (screenshot in {shots}); outputs: {outputs!r}") from None
     expect(panel).to_contain_text(f"Kernel Lab extension {VERSION}", timeout=60_000)
     page.wait_for_timeout(1000)
     for name in ("Summary", "Roofline", "Metrics", "Source", "Raw rules"):
