@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from kernel_lab.errors import InvalidCellError
+from kernel_lab.interpreter import cannot_run
 
 _TRITON_KERNEL = re.compile(r"@triton\.(?:jit|autotune|heuristics)[^\n]*\n(?:\s*@[^\n]*\n|[^\n]*\)\s*\n)*?\s*def\s+(\w+)")
+_WRAPPED_KERNEL = re.compile(r"^(\w+)\s*=\s*triton\.jit\(\s*\1\s*\)", re.M)  # f = triton.jit(f), as Unsloth writes
 _CUDA_KERNEL = re.compile(
     r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?(?:inline\s+)?void\s+"
     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)"
 )
 _ON_CUDA = re.compile(r"""["']cuda(?::\d+)?["']|\.cuda\(""")  # device="cuda", torch.device('cuda:0'), x.cuda()
 CONVENTION = "make_inputs()", "run(*inputs)"
+_BF16_IN_KERNEL = re.compile(r"tl\.bfloat16")  # a kernel computing in bf16 (a bf16 tensor is refused when made)
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class CellSource:
 
 def kernel_names(source: str) -> list[str]:
     """Names of the Triton (``@triton.jit``) and CUDA (``__global__``) kernels defined in ``source``."""
-    names = _TRITON_KERNEL.findall(source) + _CUDA_KERNEL.findall(source)
+    names = _TRITON_KERNEL.findall(source) + _WRAPPED_KERNEL.findall(source) + _CUDA_KERNEL.findall(source)
     return list(dict.fromkeys(names))
 
 
@@ -86,7 +89,7 @@ def check(cell: CellSource, *, optimize: bool = False, gpu: bool = True, first_l
             f"{name} has CUDA C++ kernels, which need an NVIDIA GPU: there is none here, so no version can be checked.",
             fix="Optimize it on a GPU machine (without one, only Triton cells run, on Triton's CPU interpreter).",
         )
-    if "bfloat16" in cell.text:  # github.com/triton-lang/triton/issues/11584: "we just don't support it yet"
+    if _BF16_IN_KERNEL.search(cell.text):  # github.com/triton-lang/triton/issues/11584: "we just don't support it yet"
         raise InvalidCellError(
             f"{name} uses bfloat16, which Triton's CPU interpreter computes wrongly (on the raw bits): there is no GPU "
             "here, so no version can be checked.",
@@ -150,4 +153,7 @@ def describe(exc: BaseException, filename: str) -> str:
             if tb.tb_frame.f_code.co_filename == filename:
                 line = tb.tb_lineno
             tb = tb.tb_next
-    return f"{type(exc).__name__}: {text[:300]}" + (f" at line {line}" if line else "")
+    at = f" at line {line}" if line else ""
+    if (said := cannot_run(exc)) is not None:
+        return said + at
+    return f"{type(exc).__name__}: {text[:300]}{at}"

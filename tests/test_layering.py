@@ -15,7 +15,19 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kernel_lab"
 FLOORS = {
-    0: {"errors", "models", "metrics", "cells", "hardware", "settings", "processes", "builds", "fastbuild", "samples"},
+    0: {
+        "errors",
+        "models",
+        "metrics",
+        "cells",
+        "hardware",
+        "settings",
+        "processes",
+        "builds",
+        "fastbuild",
+        "samples",
+        "interpreter",
+    },
     1: {"profiling"},
     2: {"analysis"},
     3: {"rewrite", "verify"},

@@ -85,16 +85,19 @@ def check_cell(path: Path) -> str:
     return "ok"
 
 
-def _child(name: str) -> None:
+def _child(name: str, shims: bool) -> None:
+    if shims:
+        from kernel_lab import interpreter
+
+        interpreter.install()
     print(json.dumps({"name": name, "cpu": check_cell(HERE / f"{name}.py")}))
 
 
-def _run_child(name: str, timeout: float) -> str:
+def _run_child(name: str, timeout: float, shims: bool) -> str:
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    command = [sys.executable, __file__, "--child", name] + ["--kernel-lab"] * shims
     try:
-        proc = subprocess.run(
-            [sys.executable, __file__, "--child", name], check=False, capture_output=True, text=True, timeout=timeout, env=env
-        )
+        proc = subprocess.run(command, check=False, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return f"timed out after {timeout:.0f} s"
     for line in reversed(proc.stdout.splitlines()):
@@ -114,10 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="cells to check (default: every cell in index.json)")
     parser.add_argument("--write", action="store_true", help="store each verdict as 'cpu' in index.json")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per cell (default 300)")
+    parser.add_argument(
+        "--kernel-lab", action="store_true", help="with Kernel Lab's interpreter shims (kernel_lab.interpreter), as its judge runs"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        _child(args.child)
+        _child(args.child, args.kernel_lab)
         return 0
     index = json.loads(INDEX.read_text())
     known = {entry["name"] for entry in index}
@@ -130,14 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * WIDTH)
     verdicts = {}
     for name in names:
-        verdicts[name] = _run_child(name, args.timeout)
+        verdicts[name] = _run_child(name, args.timeout, args.kernel_lab)
         print(_row(name, verdicts[name]), flush=True)
     ok = sum(v == "ok" for v in verdicts.values())
     print("-" * WIDTH)
     print(f"{ok} of {len(verdicts)} cells ran and matched torch_run on the interpreter")
     if args.write:
+        field = "cpu_kernel_lab" if args.kernel_lab else "cpu"
         for entry in index:
-            entry["cpu"] = verdicts.get(entry["name"], entry.get("cpu"))
+            entry[field] = verdicts.get(entry["name"], entry.get(field))
         INDEX.write_text(json.dumps(index, indent=2) + "\n")
         print(f"wrote the cpu field of {len(verdicts)} cells into {INDEX.name}")
     return 0
