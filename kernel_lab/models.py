@@ -94,6 +94,75 @@ class Kernel:
 
 
 @dataclass(frozen=True)
+class TensorRecord:
+    """A tensor a profiled run handled: its shape, dtype and strides, and where it lives (its storage's address, its
+    byte offset there, the storage's size in bytes)."""
+
+    shape: tuple[int, ...]
+    dtype: str  # "float32", as torch names it without "torch."
+    strides: tuple[int, ...]
+    storage: int
+    offset: int
+    storage_bytes: int
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes its elements take."""
+        size = 1
+        for n in self.shape:
+            size *= n
+        return size * DTYPE_BYTES.get(self.dtype, 4)
+
+
+#: bytes per element of the dtypes a record may hold
+DTYPE_BYTES = {
+    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "int64": 8,
+    "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """One Triton launch of a profiled run: the kernel, where it is defined, its grid (None when it could not be
+    evaluated) and its arguments by name, as they ran (tensors as records; block sizes and options as numbers)."""
+
+    kernel: str
+    file: str
+    line: int
+    grid: tuple[int, ...] | None
+    args: tuple[tuple[str, Any], ...]
+
+    def tensors(self) -> dict[str, TensorRecord]:
+        return {name: v for name, v in self.args if isinstance(v, TensorRecord)}
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """What one profiled ``run`` took, returned and launched (the Triton launches, in order)."""
+
+    inputs: tuple[TensorRecord, ...] = ()
+    outputs: tuple[TensorRecord, ...] = ()
+    launches: tuple[LaunchRecord, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CellRecord:
+        def tensor(t: Mapping[str, Any]) -> TensorRecord:
+            return TensorRecord(tuple(t["shape"]), t["dtype"], tuple(t["strides"]), t["storage"], t["offset"], t["storage_bytes"])
+
+        def value(v: Any) -> Any:
+            return tensor(v) if isinstance(v, Mapping) and "storage" in v else v
+
+        launches = tuple(
+            LaunchRecord(
+                x["kernel"], x["file"], x["line"], tuple(x["grid"]) if x["grid"] is not None else None,
+                tuple((name, value(v)) for name, v in x["args"]),
+            )
+            for x in data["launches"]
+        )  # fmt: skip
+        return cls(tuple(map(tensor, data["inputs"])), tuple(map(tensor, data["outputs"])), launches)
+
+
+@dataclass(frozen=True)
 class Profile:
     """The kernels of one profiling run or report, and where they came from."""
 
@@ -102,6 +171,7 @@ class Profile:
     collector: str  # what collected it, e.g. "ncu 2025.3.1 (command line)"
     replay: bool = False  # True when read from a recorded report instead of run now
     notes: tuple[str, ...] = ()  # what is missing or degraded, in words
+    record: CellRecord | None = None  # what the profiled run took, returned and launched, when it was recorded
 
 
 @dataclass(frozen=True)

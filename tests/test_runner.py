@@ -102,3 +102,34 @@ def test_a_runner_started_ahead_ends_unused_when_the_process_that_started_it_is_
     ]
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and f"{MARK} ready" in done.stdout and "warm-up" not in done.stdout
+
+
+def test_the_profiled_run_is_recorded_launch_by_launch_with_its_tensors(tmp_path):
+    from kernel_lab.profiling.launches import load
+
+    cell = tmp_path / "cell.py"
+    cell.write_text(
+        KERNEL
+        + dedent("""
+        def make_inputs():
+            return torch.randn(1000), torch.randn(1000)
+        def run(x, y):
+            out = torch.empty_like(x)
+            grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)
+            add_kernel[grid](x, y, out, x.numel(), BLOCK=256)
+            twice = torch.empty_like(x)
+            add_kernel[(4,)](out, y, twice, x.numel(), BLOCK=256, num_warps=2)
+            return twice
+    """)
+    )
+    record = tmp_path / "profile.launches.json"
+    proc = run_python("-m", "kernel_lab.profiling.runner", str(cell), "--record", str(record), env=INTERPRET)
+    assert proc.returncode == 0, proc.stderr
+    got = load(record)
+    assert got is not None and [x.kernel for x in got.launches] == ["add_kernel", "add_kernel"]  # the profiled run's only
+    first, second = got.launches
+    assert first.grid == (4,) and dict(first.args)["BLOCK"] == 256 and dict(second.args)["num_warps"] == 2
+    assert [t.shape for t in got.inputs] == [(1000,), (1000,)] and got.outputs[0].dtype == "float32"
+    # the first launch's output is the second's input: one storage
+    assert first.tensors()["out"].storage == second.tensors()["x"].storage == second.tensors()["x"].storage
+    assert second.tensors()["out"].storage == got.outputs[0].storage and got.outputs[0].nbytes == 4000

@@ -29,6 +29,7 @@ from kernel_lab.errors import (
 from kernel_lab.models import Profile
 from kernel_lab.profiling import report
 from kernel_lab.profiling.base import OnProgress, Progress
+from kernel_lab.profiling.launches import record_path
 from kernel_lab.profiling.runner import CELL_ERROR_EXIT, MARK, cell_error, profiling_env
 from kernel_lab.profiling.sections import DEFAULT_SECTIONS, EXTRA_METRICS, NVTX_INCLUDE
 from kernel_lab.settings import Settings
@@ -120,9 +121,11 @@ def build_command(
     warmup: bool = True,
     python: str = sys.executable,
     wait_for: Path | None = None,
+    record: Path | None = None,
 ) -> list[str]:
     """The exact ncu argv that profiles ``cell`` through :mod:`kernel_lab.profiling.runner` (``cell`` None and
-    ``wait_for`` a file: a process started ahead, whose cell's path that file will hold)."""
+    ``wait_for`` a file: a process started ahead, whose cell's path that file will hold; ``record``: where the
+    runner writes what the profiled run launched)."""
     cmd = [ncu, "--clock-control", "none", "--import-source", "yes", "--nvtx", "--nvtx-include", NVTX_INCLUDE]
     if kernel_regex:
         cmd += ["-k", kernel_regex]
@@ -140,6 +143,8 @@ def build_command(
     cmd += [str(cell)] if wait_for is None else ["--wait-for", str(wait_for), "--owner", str(os.getpid())]
     if not warmup:
         cmd.append("--no-warmup")
+    if record is not None:
+        cmd += ["--record", str(record)]
     return cmd
 
 
@@ -287,8 +292,9 @@ class NcuProfiler:
         ahead, self._next = self._next, None
         if ahead is not None and ahead.options == options and ahead.give(path):
             done = ahead.running.finish(settings.timeout, on_output)
-            if ahead.output.exists():
-                shutil.move(ahead.output, output)
+            for made, wanted in ((ahead.output, output), (record_path(ahead.output), record_path(output))):
+                if made.exists():
+                    shutil.move(made, wanted)
         else:
             if ahead is not None:  # started for other options (or ended): not waited for, it holds a CUDA context
                 ahead.running.kill(wait=False)
@@ -332,6 +338,7 @@ class NcuProfiler:
             cell,
             output.with_suffix(""),
             wait_for=wait_for,
+            record=record_path(output),
             kernel_regex=regex,
             sections=sections,
             section_set=section_set,

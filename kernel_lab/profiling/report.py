@@ -12,6 +12,7 @@ from typing import Any
 
 from kernel_lab.errors import KernelLabError, ReportError
 from kernel_lab.models import Kernel, Profile, RuleResult
+from kernel_lab.profiling import launches
 
 #: Per-instruction counters of the SourceCounters section, summed per source line.
 LINE_COUNTERS: dict[str, str] = {
@@ -182,4 +183,5 @@ def load(path: str | Path, *, collector: str = "", replay: bool = True) -> Profi
         origin=str(path),
         collector=collector or "Nsight Compute report",
         replay=replay,
+        record=launches.load(launches.record_path(path)),
     )

@@ -35,6 +35,7 @@ from kernel_lab.builds import use_folder_for
 from kernel_lab.cells import execute, user_traceback
 from kernel_lab.errors import CellError
 from kernel_lab.processes import child_env
+from kernel_lab.profiling import launches
 from kernel_lab.profiling.sections import NVTX_DOMAIN, NVTX_RANGE
 
 MARK = "==KERNEL_LAB=="
@@ -91,8 +92,9 @@ def _profiled_range(trace: Path | None) -> Iterator[None]:
             tracer.export_chrome_trace(str(trace))
 
 
-def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None:
-    """Execute ``cell`` (warm-up, then once inside the profiled range)."""
+def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None, record: Path | None = None) -> None:
+    """Execute ``cell`` (warm-up, then once inside the profiled range); ``record``: where to write what the profiled
+    ``run`` took, returned and launched (:mod:`kernel_lab.profiling.launches`)."""
     filename = str(cell.resolve())
     source = cell.read_text()
     compile(source, filename, "exec")  # a syntax error fails before any warm-up
@@ -113,14 +115,17 @@ def run_cell(cell: Path, warmup: bool = True, trace: Path | None = None) -> None
         run(*inputs)  # JIT compile and autotune happen here, outside the range
     _synchronize()
     _say("profile")
-    with _profiled_range(trace):
+    recorder = launches.Recorder() if record is not None else None
+    with _profiled_range(trace), recorder.recording() if recorder else contextlib.nullcontext():
         if conventional:
-            run(*inputs)
+            output = run(*inputs)
         elif warmup:
             with contextlib.redirect_stdout(io.StringIO()):  # the cell already printed once
                 run_once()
         else:
             run_once()
+    if recorder is not None and record is not None:
+        launches.save(recorder.record(inputs, output if conventional else None), record)
     _say("done")
 
 
@@ -163,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", type=Path, default=None)
     parser.add_argument("--wait-for", type=Path, default=None, help="a file that will hold the cell's path")
     parser.add_argument("--owner", type=int, default=None, help="with --wait-for: end when this process is gone")
+    parser.add_argument("--record", type=Path, default=None, help="where to write what the profiled run launched")
     args = parser.parse_args(argv)
     if args.wait_for is not None:
         ready()
@@ -174,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     args.cell = Path(args.cell)
     filename = str(args.cell.resolve())
     try:
-        run_cell(args.cell, warmup=args.warmup, trace=args.trace)
+        run_cell(args.cell, warmup=args.warmup, trace=args.trace, record=args.record)
     except BaseException as exc:  # noqa: BLE001 - report any failure of the user's code
         if isinstance(exc, SystemExit) and not exc.code:
             return 0

@@ -30,9 +30,11 @@ _perf = time.perf_counter  # taken before any cell runs
 
 import torch  # noqa: E402 - after the clock is taken
 
-from kernel_lab import fastbuild  # noqa: E402
+from kernel_lab import fastbuild, interpreter  # noqa: E402
 from kernel_lab.builds import use_folder_for  # noqa: E402
 from kernel_lab.cells import describe, execute  # noqa: E402
+from kernel_lab.models import LaunchRecord  # noqa: E402
+from kernel_lab.profiling.launches import watch  # noqa: E402
 from kernel_lab.verify import handover, protocol  # noqa: E402
 from kernel_lab.verify.inputs import VARIANTS  # noqa: E402
 
@@ -95,23 +97,42 @@ def synchronize(device: torch.device) -> None:
 def poison(device: torch.device, sizes: set[int]) -> None:
     """Fill the memory the allocator will hand out next with NaN (all bits set).
 
-    On a GPU the caching allocator's cache is emptied, then refilled with poisoned blocks: one large
-    block (split for tensors over 1 MB) and small-pool blocks, among them several of each size up to
-    1 MB seen so far. On the CPU (malloc, no cache) several blocks of each size seen so far, up to
-    malloc's 32 MB mmap threshold: best effort, small tensors may still get unpoisoned memory.
+    On a GPU every block the caching allocator holds free is taken (:func:`_cached_free`), so that none is handed
+    out unpoisoned: a block that shares its segment with a live tensor stays in the cache after ``empty_cache``,
+    and the allocator hands the next request of its size that block, holding what an earlier call left there
+    (a variant that writes a quarter of its output would "match"). Then one large block (split for tensors over
+    1 MB) and small-pool blocks, several of each size up to 1 MB seen so far, for what comes from new segments.
+    On the CPU (malloc, no cache) several blocks of each size seen so far, up to malloc's 32 MB mmap threshold:
+    best effort, small tensors may still get unpoisoned memory.
     """
     cuda = device.type == "cuda"
     big = POISON_BYTES.get(device.type, POISON_BYTES["cpu"])
+    held: list[torch.Tensor] = []
     if cuda:
         torch.cuda.empty_cache()
+        held = [torch.empty(n, dtype=torch.uint8, device=device) for n in _cached_free(device)]
         big = min(big, torch.cuda.mem_get_info(device)[0] // 2)
     limit = 1 << 20 if cuda else 32 << 20
     sized = [n for n in sorted(sizes) if n <= limit for _ in range(8)]
     sized += [1 << 20] * 16 if cuda else []
-    blocks = [torch.empty(n, dtype=torch.uint8, device=device) for n in (big, *sized)]
+    blocks = held + [torch.empty(n, dtype=torch.uint8, device=device) for n in (big, *sized)]
     for block in blocks:
         block.fill_(0xFF)
-    del blocks
+    del blocks, held
+
+
+def _cached_free(device: torch.device) -> list[int]:
+    """The sizes of the blocks the caching allocator holds free on ``device``, largest first: requested in this
+    order while all are held, each request takes a free block of exactly its size (the allocator's best fit)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    free = [
+        block["size"]
+        for segment in torch.cuda.memory_snapshot()
+        if segment.get("device") == index
+        for block in segment["blocks"]
+        if block["state"] == "inactive"
+    ]
+    return sorted(free, reverse=True)
 
 
 def leaves(value: Any) -> list[torch.Tensor]:
@@ -188,22 +209,6 @@ def seeded(seed: int) -> Iterator[None]:
         torch.manual_seed = original
 
 
-def watch_triton_launches(on_launch: Callable[[str, tuple], None]) -> None:
-    """Report each Triton launch (compiled or interpreted): the kernel's file and its arguments."""
-    try:
-        from triton.runtime import interpreter, jit
-    except ImportError:
-        return
-    for cls in (jit.JITFunction, interpreter.InterpretedFunction):
-
-        def run(self: Any, *args: Any, _original: Callable[..., Any] = cls.run, **kwargs: Any) -> Any:
-            result = _original(self, *args, **kwargs)
-            on_launch(self.fn.__code__.co_filename, args)  # a launch that raised did not happen
-            return result
-
-        cls.run = run
-
-
 # --- the process --------------------------------------------------------------------------------------
 
 
@@ -217,8 +222,8 @@ class Sandbox:
         self.sizes: set[int] = set()
         self.inputs: dict[int, tuple] = {}  # input set id -> its inputs on the device, as made or handed over
         self.lent: list[torch.Tensor] = []  # (reference) results lent to the judge by CUDA IPC, until it asks again
-        self.launches: list[tuple[str, set[int]]] = []  # (kernel's file, storages of its tensor arguments)
-        watch_triton_launches(lambda file, args: self.launches.append((file, _storages(args))))
+        self.launches: list[LaunchRecord] = []  # the Triton launches of the last call
+        watch(lambda record, _: self.launches.append(record))
 
     # requests ------------------------------------------------------------------------------------------
 
@@ -282,6 +287,13 @@ class Sandbox:
         work = clone(inputs)
         out = self._call(work)
         tensors = leaves(out)
+        if os.environ.get("TRITON_INTERPRET") == "1" and any(
+            t.dtype == torch.bfloat16 for t in [*tensors, *(v for v in inputs if isinstance(v, torch.Tensor))]
+        ):
+            raise Fail(  # github.com/triton-lang/triton/issues/11584
+                "uses bfloat16 tensors, which Triton's CPU interpreter computes wrongly (on the raw bits): the cell needs"
+                " a GPU (or float32 inputs when there is none)"
+            )
         in_place = changed(work, inputs)
         expected = tensors + [work[i] for i in in_place]
         header: dict[str, Any] = {
@@ -382,7 +394,7 @@ class Sandbox:
                 kernels[e.name] = kernels.get(e.name, 0.0) + _device_time(e)
             elif e.name.startswith("aten::"):
                 ops.add(e.name)
-        mine = [storages for file, storages in self.launches if file == str(self.cell.path)]
+        mine = [{t.storage for t in launch.tensors().values()} for launch in self.launches if launch.file == str(self.cell.path)]
         written = set().union(*mine)
         return {
             "kernels": kernels,
@@ -511,12 +523,6 @@ def _mail(outputs: list[torch.Tensor], boxes: list[dict[str, Any]]) -> list[int]
     return mailed
 
 
-def _storages(args: tuple) -> set[int]:
-    """Where a launch's tensor arguments live (addresses only: holding the tensors would keep every
-    timed call's output alive)."""
-    return {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-
-
 def _vary(inputs: tuple, variant: str) -> tuple:
     """The declared inputs with their floating-point tensors scaled and shifted (see VARIANTS)."""
     if not variant:
@@ -624,6 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton can only run interpreted without a GPU
+        interpreter.install()
     elif args.who == "candidate" or args.warm:
         warm_up()
     box = Sandbox(args.who, args.device)
