@@ -9,7 +9,7 @@ For each cell of benchmarks/race/ (or those named), side by side in one process,
 * autotune's wall time: compiling and benchmarking its configurations (the first call), on an empty Triton
   cache; the configurations are the product of the same knobs the optimizer searches, over the usual
   values (1-D blocks 64..8192 or 128..8192 with warps 1..16 and, for loops, 1..4 stages; tiles 64..256
-  (K 32..64), warps 4/8, stages 3/4, group 1/8), less those that do not fit (:func:`search.feasible`);
+  (K 32..64), warps 4/8, stages 3/4, group 1/8), less those that do not fit (:func:`kernel_lab.rewrite.space.feasible`);
 * the optimizer's wall time (``kernel_lab.optimize``: ncu profiles, the screen, the judge) on an empty
   Triton cache, with the share spent profiling, the time its answer was known (the best version verified, before
   the profile of that version for the before/after view), and the best version's position on its roof.
@@ -43,7 +43,8 @@ from judge_round import SPANS, SPENT, instrument, print_spent, print_timeline, t
 
 import kernel_lab
 from kernel_lab.profiling.ncu import NcuProfiler
-from kernel_lab.rewrite import search
+from kernel_lab.rewrite import search, space
+from kernel_lab.rewrite.launch import DEFAULTS, GROUP_NAME, Launch, launches, side
 from kernel_lab.verify import judge as J
 from kernel_lab.verify import screen
 from kernel_lab.verify import workers as W
@@ -62,18 +63,18 @@ def load(source: str, name: str) -> ModuleType:
     return module
 
 
-def values(launch: search.Launch) -> dict[str, tuple[int, ...]]:
+def values(launch: Launch) -> dict[str, tuple[int, ...]]:
     """autotune's grid: the knobs of the launch over the usual values (see the module docstring)."""
     grid: dict[str, tuple[int, ...]] = {}
-    for name in search.space(launch):
+    for name in space.space(launch):
         if name == "num_warps":
             grid[name] = (4, 8) if launch.dots else (1, 2, 4, 8, 16)
         elif name == "num_stages":
             grid[name] = (3, 4) if launch.dots else (1, 2, 3, 4)
-        elif search.GROUP_NAME.search(name):
+        elif GROUP_NAME.search(name):
             grid[name] = (1, 8)
-        elif search._side(name) and launch.dots:
-            grid[name] = (32, 64) if search._side(name) == "K" else (64, 128, 256)
+        elif side(name) and launch.dots:
+            grid[name] = (32, 64) if side(name) == "K" else (64, 128, 256)
         else:
             grid[name] = (128, 256, 512, 1024, 2048, 4096, 8192) if launch.loops else tuple(1 << i for i in range(6, 14))
     return grid
@@ -81,20 +82,19 @@ def values(launch: search.Launch) -> dict[str, tuple[int, ...]]:
 
 def autotuned(source: str) -> tuple[str, int]:
     """The cell with its kernel under ``triton.autotune`` over :func:`values`, and the number of configs."""
-    launch = search.launches(source)[0]
+    launch = launches(source)[0]
     grid = values(launch)
     configs = [dict(zip(grid, v)) for v in itertools.product(*grid.values())]
-    configs = [c for c in configs if search.feasible(launch, c)]
+    configs = [c for c in configs if space.feasible(launch, c)]
     spelled = ", ".join(
-        f"triton.Config({ {k: v for k, v in c.items() if k not in search.DEFAULTS} }, "
+        f"triton.Config({ {k: v for k, v in c.items() if k not in DEFAULTS} }, "
         f"num_warps={c['num_warps']}, num_stages={c.get('num_stages', 3)})"
         for c in configs
     )
     tree = ast.parse(source)
     kernel = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == launch.kernel)
     lines = source.splitlines(keepends=True)
-    assert launch.call is not None
-    for node, name in search.grid_params(launch):
+    for node, name in launch.grid_sites:
         node.value = f"@@{name}@@"
     new_grid = "lambda META: " + re.sub(r"['\"]@@(\w+)@@['\"]", r"META['\1']", ast.unparse(launch.grid))
     keep = [ast.unparse(a) for a in launch.call.args] + [
@@ -194,7 +194,7 @@ def race(
     row["autotune_wall"] = time.monotonic() - started
     torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
     row["autotune"] = bench(lambda: tuned.run(*inputs))
-    row["autotune_config"] = str(getattr(getattr(tuned, search.launches(source)[0].kernel), "best_config", "–"))
+    row["autotune_config"] = str(getattr(getattr(tuned, launches(source)[0].kernel), "best_config", "–"))
 
     fresh_cache()
     first = None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from kernel_lab.rewrite import search
+from kernel_lab.rewrite.launch import apply, launches
 from kernel_lab.verify.screen import Screener
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -51,8 +51,8 @@ def summary(pairs: list[tuple[float, float]]) -> str:
 
 def compare(name: str) -> None:
     source = next(p for p in (HERE / f"{name}.py", TEACHING / f"{name}.py") if p.exists()).read_text()
-    launch = search.launches(source)[0]
-    variants = [search.apply(source, launch, c) for c in SPREAD[name]]
+    launch = launches(source)[0]
+    variants = [apply(source, launch, c) for c in SPREAD[name]]
     with Screener(source) as screen:
         original, got = screen.screen(variants)
     module = load(source, name)

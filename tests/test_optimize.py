@@ -17,8 +17,9 @@ from kernel_lab.display.versions import version_view
 from kernel_lab.loop.run import carried
 from kernel_lab.profiling.replay import ReplayProfiler
 from kernel_lab.profiling.replay import load as load_recorded
-from kernel_lab.rewrite import search
-from kernel_lab.rewrite.base import Candidate
+from kernel_lab.rewrite.base import Candidate, Explored
+from kernel_lab.rewrite.launch import apply, launches
+from kernel_lab.rewrite.space import current
 from kernel_lab.session import Session, Version
 
 CELLS = Path(__file__).resolve().parent / "cells"
@@ -169,7 +170,7 @@ def test_a_bottleneck_out_of_the_searchs_reach_is_named(tmp_path):
 
 def _add(block: int) -> str:
     add = (CELLS / "sized_add_ref.py").read_text()
-    return search.apply(add, search.launches(add)[0], {"BLOCK": block})
+    return apply(add, launches(add)[0], {"BLOCK": block})
 
 
 def test_a_version_that_changes_only_launch_parameters_is_not_profiled_and_the_round_says_where_it_stands(tmp_path):
@@ -213,17 +214,14 @@ class Wider:
 
     name = "wider"
     cannot_fix = frozenset()
-    screened = 0
-    recalled = 0
-    settled = ""
 
     def propose(self, context, n=1):
-        launch = search.launches(context.source)[0]
-        block = search.current(launch)["BLOCK"] * 4
-        return [Candidate(search.apply(context.source, launch, {"BLOCK": block}), f"BLOCK {block}", "small_grid", "search")]
+        launch = launches(context.source)[0]
+        block = current(launch)["BLOCK"] * 4
+        return [Candidate(apply(context.source, launch, {"BLOCK": block}), f"BLOCK {block}", "small_grid", "search")]
 
     def explore(self, context, measure, *, n, budget_s, most):
-        return self.propose(context, n)
+        return Explored(tuple(self.propose(context, n)))
 
 
 class EveryCell(ReplayProfiler):

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import kernel_lab
 from kernel_lab import samples
-from kernel_lab.rewrite import search
-from kernel_lab.rewrite.base import RewriteContext
+from kernel_lab.rewrite import search, space
+from kernel_lab.rewrite.base import Measured, RewriteContext
+from kernel_lab.rewrite.launch import apply, launches, parameter_only, side
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judge, workers
 from kernel_lab.verify import screen as screen_module
 from kernel_lab.verify.sandbox import warm_triton
-from kernel_lab.verify.screen import Screener, parameter_only
+from kernel_lab.verify.screen import Screener
 from kernel_lab.verify.turns import Turns
 
 CELLS = Path(__file__).resolve().parent / "cells"
@@ -27,8 +28,8 @@ ADD = (CELLS / "sized_add_ref.py").read_text()
 
 
 def test_only_launch_parameters_of_the_cells_own_kernels_count_as_a_parameter_variant():
-    launch = search.launches(ADD)[0]
-    assert parameter_only(ADD, search.apply(ADD, launch, {"BLOCK": 256, "num_warps": 8, "num_stages": 2}))
+    launch = launches(ADD)[0]
+    assert parameter_only(ADD, apply(ADD, launch, {"BLOCK": 256, "num_warps": 8, "num_stages": 2}))
     assert not parameter_only(ADD, ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr"))  # the kernel's code
     assert not parameter_only(ADD, ADD.replace("torch.empty_like(x)", "torch.zeros_like(x)"))  # the harness
     assert not parameter_only(ADD, ADD.replace("x.numel(), BLOCK=1024", "x.numel() - 1, BLOCK=1024"))  # an argument
@@ -37,8 +38,8 @@ def test_only_launch_parameters_of_the_cells_own_kernels_count_as_a_parameter_va
 
 
 def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others():
-    launch = search.launches(ADD)[0]
-    right = search.apply(ADD, launch, {"BLOCK": 2048})
+    launch = launches(ADD)[0]
+    right = apply(ADD, launch, {"BLOCK": 2048})
     unwritten = ADD.replace("cdiv(x.numel(), 1024)", "cdiv(x.numel(), 2048)")  # half the programs: a parameter, wrong
     rewritten = ADD.replace("+ tl.load(y_ptr", "- tl.load(y_ptr")
     with Screener(ADD, device="cpu", workers=2) as screen:  # two load the original at once
@@ -70,9 +71,9 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
 
 
 def test_the_screen_times_in_full_only_the_variants_its_quick_look_puts_near_the_fastest(monkeypatch):
-    launch = search.launches(ADD)[0]
+    launch = launches(ADD)[0]
     blocks = (16, 1024, 2048)  # 512 programs in the interpreter against 8 and 4: far behind
-    variants = [search.apply(ADD, launch, {"BLOCK": b}) for b in blocks]
+    variants = [apply(ADD, launch, {"BLOCK": b}) for b in blocks]
     asked: list[tuple[int, float, float]] = []  # (variant id, budget, median) of each timing the screen asked for
     ask = workers.Worker.ask
 
@@ -134,14 +135,14 @@ def test_a_timing_waits_for_the_background_step_under_way_and_later_steps_wait_f
 
 def test_the_neighbourhood_respects_the_hardware_and_the_bottleneck():
     source = (ROOT / "benchmarks" / "race" / "matmul_small_tiles.py").read_text()
-    launch = search.launches(source)[0]
-    config = search.current(launch)
-    assert all(search.feasible(launch, c) for c in search.neighbours(launch, config, "memory_bound"))
-    big = {**config, **{n: 256 for n in config if search._side(n)}, "num_warps": 1}
-    assert launch.dots and not search.feasible(launch, big)  # a 256x256 fp32 accumulator in one warp spills
-    assert search.feasible(launch, {**big, "BLOCK_K": 64, "num_warps": 8, "num_stages": 1})
-    first = search.neighbours(launch, config, "memory_bound")[0]  # bigger tiles first for a memory-bound kernel
-    assert any(first[n] > config[n] for n in config if search._side(n))
+    launch = launches(source)[0]
+    config = space.current(launch)
+    assert all(space.feasible(launch, c) for c in space.neighbours(launch, config, "memory_bound"))
+    big = {**config, **{n: 256 for n in config if side(n)}, "num_warps": 1}
+    assert launch.dots and not space.feasible(launch, big)  # a 256x256 fp32 accumulator in one warp spills
+    assert space.feasible(launch, {**big, "BLOCK_K": 64, "num_warps": 8, "num_stages": 1})
+    first = space.neighbours(launch, config, "memory_bound")[0]  # bigger tiles first for a memory-bound kernel
+    assert any(first[n] > config[n] for n in config if side(n))
 
 
 def test_explore_moves_to_faster_places_and_proposes_only_what_beat_the_start():
@@ -150,17 +151,18 @@ def test_explore_moves_to_faster_places_and_proposes_only_what_beat_the_start():
     def measure(sources):
         got = []
         for s in sources:
-            block = search.launches(s)[0].params["BLOCK"][0]
-            warps = search.launches(s)[0].params.get("num_warps", (4, None))[0]
+            block = launches(s)[0].params["BLOCK"]
+            warps = launches(s)[0].params["num_warps"]
             got.append(times.get(block, 20.0) + (0.5 if warps != 4 else 0.0))
-        return got
+        return Measured(tuple(got))
 
     rewriter = search.SearchRewriter()
     context = RewriteContext(ADD, [{"kind": "memory_bound", "kernel": "add_kernel"}])
-    found = rewriter.explore(context, measure, n=2, budget_s=60, most=40)
+    explored = rewriter.explore(context, measure, n=2, budget_s=60, most=40)
+    found = explored.candidates
     assert [c.meta["config"]["BLOCK"] for c in found] == [4096, 4096]
     assert found[0].meta["config"]["num_warps"] == 4 and found[0].meta["screen_ms"] == 4.0
-    assert 0 < rewriter.screened <= 40
+    assert 0 < explored.screened <= 40
 
 
 def test_a_start_as_fast_as_a_screened_local_optimum_is_not_looked_around_again():
@@ -168,42 +170,44 @@ def test_a_start_as_fast_as_a_screened_local_optimum_is_not_looked_around_again(
     asked: list[str] = []
 
     def config(source: str) -> dict[str, int]:
-        return search.current(search.launches(source)[0])
+        return space.current(launches(source)[0])
 
     def measure(sources):
         asked.extend(sources)
-        return [times.get(config(s)["BLOCK"], 20.0) + (0.5 if config(s)["num_warps"] != 4 else 0.0) for s in sources]
+        return Measured(
+            tuple(times.get(config(s)["BLOCK"], 20.0) + (0.5 if config(s)["num_warps"] != 4 else 0.0) for s in sources)
+        )
 
     rewriter = search.SearchRewriter()
-    found = rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
+    found = rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60).candidates
     assert rewriter.optimum is not None and rewriter.optimum[1] == 4.0 and rewriter.optimum[2]["BLOCK"] == 4096
     near = next(c.source for c in found if config(c.source) == {"BLOCK": 2048, "num_warps": 4})
     first = len(asked)
-    assert rewriter.explore(RewriteContext(near, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60) == []
-    assert len(asked) == first and rewriter.screened == rewriter.recalled == 0
-    assert "within 2% of the fastest launch configuration screened (BLOCK 4096, num_warps 4: 4.000 ms" in rewriter.settled
+    settled = rewriter.explore(RewriteContext(near, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
+    assert settled.candidates == () and len(asked) == first and settled.screened == settled.recalled == 0
+    assert "within 2% of the fastest launch configuration screened (BLOCK 4096, num_warps 4: 4.000 ms" in settled.settled
     off = next(c.source for c in found if config(c.source) == {"BLOCK": 4096, "num_warps": 8})  # 12% behind
-    rewriter.explore(RewriteContext(off, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
-    assert rewriter.settled == "" and asked[first] == off  # looked around: its start measured again
+    again = rewriter.explore(RewriteContext(off, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
+    assert again.settled == "" and asked[first] == off  # looked around: its start measured again
     before, best = len(asked), rewriter.optimum[0]
-    rewriter.explore(RewriteContext(best, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
-    assert rewriter.settled == "" and asked[before] == best  # the optimum itself: as before, its start measured again
+    again = rewriter.explore(RewriteContext(best, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=60)
+    assert again.settled == "" and asked[before] == best  # the optimum itself: as before, its start measured again
 
 
 def test_explore_ends_at_a_local_optimum_whose_whole_neighbourhood_was_measured_on_any_landscape():
     rng = random.Random(7)
     for _ in range(20):  # made-up landscapes over BLOCK and num_warps, each with a minimum somewhere
-        ms = {(b, w): rng.uniform(1.0, 10.0) for b in search._powers(16, 16384) for w in search.WARPS}
+        ms = {(b, w): rng.uniform(1.0, 10.0) for b in space._powers(16, 16384) for w in space.WARPS}
 
         def measure(sources, ms=ms):
-            return [ms[(c["BLOCK"], c["num_warps"])] for c in (search.current(search.launches(s)[0]) for s in sources)]
+            return Measured(tuple(ms[(c["BLOCK"], c["num_warps"])] for c in (space.current(launches(s)[0]) for s in sources)))
 
         rewriter = search.SearchRewriter()
         rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=200)
         assert rewriter.optimum is not None
         _, best, config = rewriter.optimum
-        launch = search.launches(ADD)[0]  # the explore's variants are the start's source with the changes applied
-        around = [search.apply(ADD, launch, search._delta(launch, c)) for c in search.neighbours(launch, config, "memory_bound")]
+        launch = launches(ADD)[0]  # the explore's variants are the start's source with the changes applied
+        around = [apply(ADD, launch, space.delta(launch, c)) for c in space.neighbours(launch, config, "memory_bound")]
         assert all(rewriter.measured[t] is not None and rewriter.measured[t] >= 0.99 * best for t in around)
 
 
@@ -212,12 +216,12 @@ def test_a_matmul_far_from_good_tiles_tries_the_usual_fast_shapes_in_its_first_b
     batches: list[list[dict]] = []
 
     def measure(sources):  # a made-up landscape: big M and N tiles win, 128x256 the best
-        configs = [search.current(search.launches(s)[0]) for s in sources]
+        configs = [space.current(launches(s)[0]) for s in sources]
         batches.append(configs)
-        return [1.0 / (c["BLOCK_M"] * c["BLOCK_N"]) + abs(c["BLOCK_N"] - 256) * 1e-6 for c in configs]
+        return Measured(tuple(1.0 / (c["BLOCK_M"] * c["BLOCK_N"]) + abs(c["BLOCK_N"] - 256) * 1e-6 for c in configs))
 
     rewriter = search.SearchRewriter()
-    found = rewriter.explore(RewriteContext(source, [{"kind": "memory_bound"}]), measure, n=1, budget_s=60, most=30)
+    found = rewriter.explore(RewriteContext(source, [{"kind": "memory_bound"}]), measure, n=1, budget_s=60, most=30).candidates
     assert any((c["BLOCK_M"], c["BLOCK_N"]) == (128, 256) for c in batches[0])
     assert (found[0].meta["config"]["BLOCK_M"], found[0].meta["config"]["BLOCK_N"]) in ((128, 256), (256, 256))
 
@@ -228,19 +232,19 @@ def test_a_later_round_measures_only_what_no_earlier_one_did_and_a_slow_reading_
 
     def measure(sources):
         asked.extend(sources)
-        return [times.get(search.launches(s)[0].params["BLOCK"][0], 20.0) for s in sources]
+        return Measured(tuple(times.get(launches(s)[0].params["BLOCK"], 20.0) for s in sources))
 
     rewriter = search.SearchRewriter()
-    found = rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=1, budget_s=60, most=40)
+    explored = rewriter.explore(RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=1, budget_s=60, most=40)
     first = len(asked)
-    assert first == rewriter.screened > 0 and rewriter.recalled == 0
-    best = found[0].source
+    assert first == explored.screened > 0 and explored.recalled == 0
+    best = explored.candidates[0].source
     slow = {4096: 9.0}  # the winner read slow once (a cold GPU): its neighbours must not all look faster now
     times.update(slow)
     again = rewriter.explore(RewriteContext(best, [{"kind": "memory_bound"}]), measure, n=4, budget_s=60, most=40)
-    assert again == [] and rewriter.recalled > 0
+    assert again.candidates == () and again.recalled > 0
     assert asked[first] == best and best not in asked[first + 1 :]  # the start is measured again, the rest only if new
-    assert len(set(asked[first:])) == len(asked[first:]) == rewriter.screened
+    assert len(set(asked[first:])) == len(asked[first:]) == again.screened
     assert not set(asked[first + 1 :]) & set(asked[:first])
 
 

@@ -17,7 +17,8 @@ TEACHING = Path(__file__).resolve().parent.parent / "benchmarks" / "teaching"
 def test_launch_parameters_are_found():
     (launch,) = launches((TEACHING / "matmul_small_tiles.py").read_text())
     assert launch.kernel == "matmul_kernel" and launch.loops
-    assert {n: v for n, (v, _) in launch.params.items()} == {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1}
+    assert launch.params == {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 1, "num_stages": 3}
+    assert launch.knobs["num_stages"].added and not launch.knobs["num_warps"].added
 
 
 def test_grid_follows_the_block_size_only_when_unambiguous():
@@ -36,20 +37,17 @@ def test_missing_num_warps_is_added_to_the_call():
     assert "add_kernel[(triton.cdiv(n, 4096),)](x, y, out, n, BLOCK=4096, num_warps=8)" in out
 
 
-def test_autotuned_kernels_are_left_alone():
-    source = "import triton\n@triton.autotune(configs=[], key=[])\n@triton.jit\ndef k(x, B: tl.constexpr):\n    pass\ndef run(x):\n    k[(1,)](x, B=64)\n"
-    assert launches(source) == []
-
-
 @pytest.mark.parametrize("kind", ["memory_bound", "latency_bound", "small_grid", "low_occupancy"])
 def test_candidates_compile_differ_and_say_what_they_answer(kind):
     source = (TEACHING / "softmax_one_warp.py").read_text()
     rewriter = SearchRewriter()
     first = rewriter.propose(RewriteContext(source, [{"kind": kind}]), n=4)
-    assert len(first) == 4 and len({c.source for c in first}) == 4
+    assert first and len({c.source for c in first}) == len(first)
     for c in first:
         compile(c.source, "candidate", "exec")
         assert c.answers == kind and c.origin == "search" and "→" in c.explanation
+        # the block covers a whole 4096-wide row: it may grow, never shrink
+        assert c.meta["config"].get("BLOCK", 4096) >= 4096
     again = rewriter.propose(RewriteContext(source, [{"kind": kind}]), n=4)
     assert not {c.source for c in first} & {c.source for c in again}  # no dead ends revisited
 

@@ -16,11 +16,12 @@ from kernel_lab.errors import KernelLabError
 from kernel_lab.models import Bottleneck, Kernel, Profile
 from kernel_lab.profiling import Profiler, start_ahead
 from kernel_lab.rewrite import cannot_fix, why_nothing
-from kernel_lab.rewrite.base import Attempt, Candidate, Exploring, RewriteContext, Rewriter
+from kernel_lab.rewrite.base import Attempt, Explored, Exploring, RewriteContext, Rewriter
+from kernel_lab.rewrite.launch import parameter_only
 from kernel_lab.session import Session, Version
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judging, Verdict
-from kernel_lab.verify.screen import Screening, parameter_only
+from kernel_lab.verify.screen import Screening
 
 MIN_GAIN = 0.05  # stop when no bottleneck is estimated to hold more than this share of the time
 NEAR_ROOF = 0.9  # stop when the top kernel reaches this fraction of the roof that bounds it
@@ -176,34 +177,35 @@ def _configurations(n: int) -> str:
     return f"{n} launch configuration{'s' * (n != 1)}"
 
 
-def _proposals(
+def _explored(
     rewriter: Rewriter, context: RewriteContext, settings: Settings, screen: Screening | None, say: Events, round_: int
-) -> list[Candidate]:
+) -> Explored:
     """The rewriter's candidates: explored with the screen's quick measurements when both can, else proposed."""
     if screen is None or settings.screen <= 0 or not isinstance(rewriter, Exploring):
-        return rewriter.propose(context, n=settings.candidates)
+        return Explored(tuple(rewriter.propose(context, n=settings.candidates)))
     started = time.monotonic()
-
-    def measure(sources: list[str]) -> list[float | None]:
-        return [g.ms for g in screen.screen(sources)[1]]
-
     say(Event(f"round {round_}: screening launch configurations", round_, state="screening"))
     try:
-        found = rewriter.explore(context, measure, n=settings.candidates, budget_s=settings.screen_budget, most=settings.screen)
+        found = rewriter.explore(
+            context, screen.measure, n=settings.candidates, budget_s=settings.screen_budget, most=settings.screen
+        )
     finally:
         screen.rest()  # the judge has the GPU to itself
-    if rewriter.settled:
-        say(Event(f"round {round_}: nothing to screen: the version {rewriter.settled}", round_, state="screening"))
+    for note in found.notes if round_ == 1 else ():
+        say(Event(f"round {round_}: {note}", round_, state="note"))
+    if found.settled:
+        say(Event(f"round {round_}: nothing to screen: the version {found.settled}", round_, state="screening"))
         return found
+    n = len(found.candidates)
     say(
         Event(
-            f"round {round_}: screened {_configurations(rewriter.screened)} in {time.monotonic() - started:.0f} s"
-            + (f" ({rewriter.recalled} more known from earlier rounds)" if rewriter.recalled else "")
+            f"round {round_}: screened {_configurations(found.screened)} in {time.monotonic() - started:.0f} s"
+            + (f" ({found.recalled} more known from earlier rounds)" if found.recalled else "")
             + (
-                f"; the {len(found)} fastest go to the judge"
-                if len(found) > 1
+                f"; the {n} fastest go to the judge"
+                if n > 1
                 else "; the fastest goes to the judge"
-                if found
+                if n
                 else "; none is faster than the version they vary"
             ),
             round_,
@@ -307,16 +309,17 @@ def optimize(
             language=language(current.source),
         )
         try:
-            proposals = _proposals(rewriter, context, settings, screen, say, round_)
+            explored = _explored(rewriter, context, settings, screen, say, round_)
         except KernelLabError as err:
             stopped = f"round {round_}: the {rewriter.name} rewriter failed: {err}"
             break
-        if not proposals and isinstance(rewriter, Exploring) and rewriter.settled:
-            stopped = f"{rewriter.name}: {current.label} {rewriter.settled}"
+        proposals = list(explored.candidates)
+        if not proposals and explored.settled:
+            stopped = f"{rewriter.name}: {current.label} {explored.settled}"
             break
-        if not proposals and isinstance(rewriter, Exploring) and (rewriter.screened or rewriter.recalled):
+        if not proposals and (explored.screened or explored.recalled):
             stopped = (
-                f"{rewriter.name} screened {_configurations(rewriter.screened + rewriter.recalled)} around"
+                f"{rewriter.name} screened {_configurations(explored.screened + explored.recalled)} around"
                 f" {current.label} (in this round or earlier ones): none untried was faster"
             )
             break

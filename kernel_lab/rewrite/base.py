@@ -49,8 +49,30 @@ class Rewriter(Protocol):
         ...
 
 
-#: the time (ms) of each variant on the screening input; None where a variant failed
-Measure = Callable[[list[str]], list[float | None]]
+@dataclass(frozen=True)
+class Measured:
+    """Quick measurements of launch-parameter variants (:mod:`kernel_lab.verify.screen`): each variant's time (ms),
+    or why it has none ("wrong: ..." when its outputs differ from the original's), and the original's launches as
+    they ran (kernel -> parameter -> value: what a computed block size or an autotuner's choice came to)."""
+
+    times: tuple[float | None, ...] = ()
+    reasons: tuple[str, ...] = ()
+    launched: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+#: quick measurements of variants (whole cells): their times, in the order given
+Measure = Callable[[list[str]], Measured]
+
+
+@dataclass(frozen=True)
+class Explored:
+    """What an exploring rewriter found: the candidates for the judge, fastest first, and what the search did."""
+
+    candidates: tuple[Candidate, ...] = ()
+    screened: int = 0  # variants measured
+    recalled: int = 0  # variants known from an earlier explore (the same screen), not measured again
+    settled: str = ""  # why nothing was measured: the start is as fast as the best place known, or ""
+    notes: tuple[str, ...] = ()  # what the user should know: knobs that cannot change, and why
 
 
 @runtime_checkable
@@ -58,10 +80,6 @@ class Exploring(Protocol):
     """A rewriter that can search with quick measurements (launch-parameter variants only, see
     :mod:`kernel_lab.verify.screen`), and then propose the best it found for the full judge."""
 
-    screened: int  # variants measured by the last explore
-    recalled: int  # variants the last explore knew from an earlier one (the same screen), not measured again
-    settled: str  # why the last explore measured nothing (its start is as fast as the best place known), or ""
-
-    def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> list[Candidate]:
+    def explore(self, context: RewriteContext, measure: Measure, *, n: int, budget_s: float, most: int) -> Explored:
         """Up to ``n`` candidates, the fastest measured first, after at most ``most`` measured variants."""
         ...

@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kernel_lab import fastbuild, hardware
 from kernel_lab.cells import kernel_names
+from kernel_lab.rewrite.launch import parameter_only
 from kernel_lab.settings import Settings
 from kernel_lab.verify import handover, workers
 from kernel_lab.verify.inputs import InputSet, plan
-from kernel_lab.verify.screen import parameter_only
 from kernel_lab.verify.turns import Turns
 from kernel_lab.verify.verdict import SUSPICIOUS_SPEEDUP, Timing, Verdict
 from kernel_lab.verify.workers import Stopped, Worker, ended

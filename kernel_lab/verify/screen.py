@@ -1,13 +1,15 @@
 """Screening: many launch-parameter variants of a cell, checked and timed quickly in warm processes.
 
-A variant that only changes the literal launch parameters of the cell's own Triton kernels (the keyword
-values of ``kernel[grid](..., BLOCK=128, num_warps=4)`` and the literals of its grid) runs the user's own
-code: it is not hostile, so it needs none of the judge's isolation per candidate. :func:`parameter_only`
-decides that in the trusted parent, from the syntax trees alone; :class:`Screener` refuses anything else.
+A variant that only changes the launch parameters of the cell's own Triton kernels (the literals that set their
+block sizes, ``num_warps`` and ``num_stages``, and the grid's literals that follow them) runs the user's own
+code: it is not hostile, so it needs none of the judge's isolation per candidate.
+:func:`kernel_lab.rewrite.launch.parameter_only` decides that in the trusted parent, from the syntax trees alone;
+:class:`Screener` refuses anything else.
 
 The screen loads the original once per worker process (``kernel_lab.verify.screen_worker``), makes one
 input (the largest declared shape, a fresh seed) and its expected outputs, then for each variant: compile
-by running it once and compare with the original (workers in parallel), then time it (one worker at a
+by running it once on poisoned memory and compare with the original (workers in parallel: a variant whose
+outputs differ, unwritten elements included, is wrong and never timed), then time it (one worker at a
 time, caches flushed before each call, the device's clock, the median): first a quick look at each variant, then
 a full timing of those the quick look puts near the fastest (a variant far behind cannot be the fastest, so its
 quick time stands). The best few then go through the full judge (:class:`kernel_lab.verify.judge.Judge`), which
@@ -16,7 +18,6 @@ alone gives verdicts.
 
 from __future__ import annotations
 
-import ast
 import os
 import random
 import shutil
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from kernel_lab.rewrite.base import Measured
+from kernel_lab.rewrite.launch import parameter_only
 from kernel_lab.settings import Settings
 from kernel_lab.verify import workers
 from kernel_lab.verify.workers import Stopped, Worker, ended
@@ -44,9 +47,10 @@ KEEP_SHARE = 0.15  # of the device's memory: loaded workers holding less stay lo
 
 
 class Screening(Protocol):
-    """Quick measurements of launch-parameter variants: (the original, each variant)."""
+    """Quick measurements of launch-parameter variants."""
 
-    def screen(self, variants: list[str]) -> tuple[Screened, list[Screened]]: ...
+    def measure(self, variants: list[str]) -> Measured:
+        """Each variant's time, or why it has none, and the original's launches as they ran."""
 
     def rest(self) -> None:
         """Leave the GPU to the judge until the next :meth:`screen`."""
@@ -59,46 +63,6 @@ class Screened:
     ms: float | None
     reason: str = ""
     calls: int = 0
-
-
-def _jit_names(tree: ast.Module) -> set[str]:
-    return {
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list)
-    }
-
-
-class _Blank(ast.NodeTransformer):
-    """Blanks what a parameter variant may change: integer literals in the launches of ``kernels``, and
-    their ``num_warps``/``num_stages`` keywords."""
-
-    def __init__(self, kernels: set[str]) -> None:
-        self.kernels = kernels
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        func = node.func
-        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in self.kernels:
-            node.keywords = [k for k in node.keywords if k.arg not in ("num_warps", "num_stages")]
-            for part in [func.slice, *(k.value for k in node.keywords)]:
-                for leaf in ast.walk(part):
-                    if isinstance(leaf, ast.Constant) and type(leaf.value) is int:
-                        leaf.value = 0
-        return node
-
-
-def parameter_only(original: str, variant: str) -> bool:
-    """Whether ``variant`` differs from ``original`` only in the launch parameters of its own Triton kernels."""
-    try:
-        trees = ast.parse(original), ast.parse(variant)
-    except SyntaxError:
-        return False
-    kernels = _jit_names(trees[0])
-    if not kernels or kernels != _jit_names(trees[1]):
-        return False
-    a, b = (ast.dump(_Blank(kernels).visit(t)) for t in trees)
-    return a == b
 
 
 def count(device: str | None) -> int:
@@ -124,6 +88,7 @@ class Screener:
         self.seed = random.SystemRandom().randrange(1 << 31)
         self.broken: str | None = None  # why nothing can be screened (the original fails here)
         self._original: Screened | None = None  # the original's time, taken once
+        self.launched: dict[str, dict[str, int]] = {}  # the original's launches as they ran (its first worker's)
         self.quiet: Callable[[], AbstractContextManager[None]] = nullcontext  # held, nothing else runs on the GPU
         self._cold = False  # the next timing is a screen's first: the GPU may have sat idle
 
@@ -171,6 +136,7 @@ class Screener:
         request = {"cmd": "load", "path": str(self.folder / "original.py"), "seed": self.seed}
         reply, _ = worker.answer(request, time.monotonic() + max(PREPARE_TIMEOUT, self.settings.verify_timeout), "while loading")
         self._held[worker.proc.pid], self._memory = reply["held"], reply["memory"]
+        self.launched = self.launched or reply["launched"]
         return worker
 
     def _start(self) -> None:
@@ -185,6 +151,11 @@ class Screener:
                     self._workers.append(future.result())
                 except Stopped as stop:
                     self.broken = str(stop)
+
+    def measure(self, variants: list[str]) -> Measured:
+        """:meth:`screen`'s results as the search reads them: each variant's time, or why it has none."""
+        _, screened = self.screen(variants)
+        return Measured(tuple(s.ms for s in screened), tuple(s.reason for s in screened), self.launched)
 
     def screen(self, variants: list[str]) -> tuple[Screened, list[Screened]]:
         """(the original, each variant): checked on the screening input and timed, in the order given."""

@@ -26,6 +26,7 @@ _perf = time.perf_counter
 
 import torch  # noqa: E402 - after the clock is taken
 
+from kernel_lab import interpreter  # noqa: E402
 from kernel_lab.cells import describe  # noqa: E402
 from kernel_lab.verify import protocol  # noqa: E402
 from kernel_lab.verify.compare import compare, tolerance, uses_tf32  # noqa: E402
@@ -75,11 +76,17 @@ class Screening:
             raise Fail(header["error"])
         step("inputs and first call")
         self.inputs = self.box.inputs[0]
+        self.box.launches.clear()
         self.expected = leaves(self.box.cell.run(clone(self.inputs)))  # type: ignore[union-attr]
         synchronize(device_of(self.inputs))
+        self.box.sizes.update(t.nbytes for t in self.expected)  # what a variant's outputs take is poisoned too
         step("second call")
         self.tf32 = uses_tf32(Path(path).read_text())
-        return {"shape": shape, "device_name": info["device_name"], "took": took} | self._memory()
+        launched: dict[str, dict[str, int]] = {}
+        for launch in self.box.launches:  # each kernel's first launch: what computed knobs and autotuners chose
+            launched.setdefault(launch.kernel, {name: v for name, v in launch.args if type(v) is int})
+        reply = {"shape": shape, "device_name": info["device_name"], "took": took, "launched": launched}
+        return reply | self._memory()
 
     def _memory(self) -> dict[str, int]:
         """What this process will hold once it times (what it holds now, a cache flush and a copy of the input), and
@@ -167,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
+        interpreter.install()
     else:
         warm_triton()  # while the process waits for its cell (it was started ahead)
     screening = Screening(args.device)
