@@ -5,6 +5,7 @@ graded against the recorded profile and the conductor, and a fix exercise checke
 GPU, against the roof::
 
     from kernel_lab import course
+    course.start("~/kernel-lab-course")                    # the lessons copied there: work on the copy
     course.lessons()                                       # the course
     course.facts("01_roofline", "naive")                   # numbers from a recorded report
     course.answer("02_coalescing.diagnose", kind="uncoalesced_global", line=15, metric="dram__bytes_read")
@@ -27,6 +28,7 @@ from kernel_lab.course.feedback import Feedback
 from kernel_lab.course.grading import answer
 from kernel_lab.course.lessons_view import lessons, table
 from kernel_lab.course.progress import progress
+from kernel_lab.course.workspace import Workspace, start
 
 __all__ = [
     "AnswerKey",
@@ -34,6 +36,7 @@ __all__ = [
     "Facts",
     "Feedback",
     "Solution",
+    "Workspace",
     "answer",
     "cell",
     "check",
@@ -46,6 +49,7 @@ __all__ = [
     "report",
     "roofline",
     "solution",
+    "start",
     "starter",
     "table",
 ]
