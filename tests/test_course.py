@@ -87,12 +87,14 @@ def test_notebook_cells_are_the_recorded_cells():
 
 
 def test_no_measured_number_is_typed_into_the_text():
-    """Durations, bytes, rates and speedups in a lesson's text are printed by code from the reports."""
+    """Durations, bytes, rates and speedups in a lesson's text and in what it says about an answer are printed by
+    code from the reports."""
     measured = re.compile(r"\b\d[\d,.]*\s*(µs|us|ms|KB|MB|GB|TB/s|GB/s|TFLOP/s)\b|\b\d+(\.\d+)?x (faster|slower)")
     for lesson in LESSONS:
-        for cell in jupytext.read(ROOT / "tutorials" / f"{lesson.id}.md").cells:
-            if cell.cell_type == "markdown":
-                assert not measured.search(cell.source), f"{lesson.id}: {measured.search(cell.source).group(0)!r}"
+        texts = [c.source for c in jupytext.read(ROOT / "tutorials" / f"{lesson.id}.md").cells if c.cell_type == "markdown"]
+        texts += [getattr(e, "discussion", "") for e in lesson.exercises]
+        for text in texts:
+            assert not measured.search(text), f"{lesson.id}: {measured.search(text).group(0)!r}"
 
 
 # ---------------------------------------------------------------- what the recordings show

@@ -5,9 +5,11 @@ graded against the recorded profile and the conductor, and a fix exercise checke
 GPU, against the roof::
 
     from kernel_lab import course
+    course.start("~/kernel-lab-course")                    # the lessons copied there: work on the copy
     course.lessons()                                       # the course
     course.facts("01_roofline", "naive")                   # numbers from a recorded report
     course.answer("02_coalescing.diagnose", kind="uncoalesced_global", line=15, metric="dram__bytes_read")
+    course.solution("02_coalescing.diagnose")              # the answer, hidden until clicked
     course.check("02_coalescing.fix", "fix_02.py")         # your version: correct? fast? at the roof?
     course.solution("02_coalescing.fix")                   # the reference, hidden until clicked
     course.progress()                                      # what is done, kept on disk
@@ -17,19 +19,24 @@ Nothing here imports torch, IPython or widgets at import time.
 
 from __future__ import annotations
 
+from kernel_lab.course.answer_key import AnswerKey, solution
 from kernel_lab.course.catalog import cell, exercise, exercise_ids, report
 from kernel_lab.course.catalog import lesson as lesson
-from kernel_lab.course.checking import CheckResult, Solution, check, roofline, solution, starter
+from kernel_lab.course.checking import CheckResult, Solution, check, roofline, starter
 from kernel_lab.course.facts import Facts, facts
-from kernel_lab.course.grading import Feedback, answer
+from kernel_lab.course.feedback import Feedback
+from kernel_lab.course.grading import answer
 from kernel_lab.course.lessons_view import lessons, table
 from kernel_lab.course.progress import progress
+from kernel_lab.course.workspace import Workspace, start
 
 __all__ = [
+    "AnswerKey",
     "CheckResult",
     "Facts",
     "Feedback",
     "Solution",
+    "Workspace",
     "answer",
     "cell",
     "check",
@@ -42,6 +49,7 @@ __all__ = [
     "report",
     "roofline",
     "solution",
+    "start",
     "starter",
     "table",
 ]

@@ -118,11 +118,18 @@ class CheckResult:
     def passed(self) -> bool:
         return self.status == "passed"
 
+    def points(self) -> str:
+        """'70/100', or what could be graded here: '40/40; its speed and roof (60 of 100 points) need a GPU'."""
+        out_of, ungraded = _graded(self.status, self.gpu)
+        if out_of >= 100:
+            return f"{self.score}/100"
+        return f"{self.score}/{out_of}; {ungraded}" if out_of else ungraded
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def __str__(self) -> str:
-        lines = [f"{self.exercise}: {self.status.upper()} — {self.score}/100 (target: {self.target.describe()})"]
+        lines = [f"{self.exercise}: {self.status.upper()} — {self.points()} (target: {self.target.describe()})"]
         lines += [f"  {m}" for m in self.messages]
         lines += [f"  [{'met' if c.met else 'short'}] {c.name}: {c.message}" for c in self.criteria]
         lines += [f"  recorded on the H100: {f.sentence()}" for f in self.shown]
@@ -138,7 +145,7 @@ class CheckResult:
         )
         shown = "".join(f"<li>{html.escape(f.sentence())}</li>" for f in self.shown)
         return (
-            f"<div><p><b style='color:{color}'>{html.escape(self.status)}</b> — <b>{self.score}/100</b> "
+            f"<div><p><b style='color:{color}'>{html.escape(self.status)}</b> — <b>{html.escape(self.points())}</b> "
             f"<code>{html.escape(self.exercise)}</code> <small>target: {html.escape(self.target.describe())}</small></p>"
             f"<ul>{items}</ul>"
             + (f"<table class='text'>{crit}</table>" if crit else "")
@@ -250,6 +257,18 @@ def _accepted(verdict: Verdict, ex: Fix) -> list[str]:
     return [w for w in verdict.warnings if not (SUSPICIOUS.search(w) and speedup is not None and speedup <= ex.plausible_speedup)]
 
 
+def _graded(status: str, gpu: bool) -> tuple[int, str]:
+    """The points a check could grade where it ran (out of 100), and what the others need."""
+    rest = f"its speed and roof ({100 - CORRECT_POINTS} of 100 points)"
+    if status == "not run (no GPU)":
+        return 0, "needs a GPU: CUDA cannot run here, nothing was graded"
+    if status == "correct (not profiled)":
+        return CORRECT_POINTS, f"{rest} need a profile"
+    if not gpu and status in ("wrong", "flagged", "correct on the CPU interpreter"):
+        return CORRECT_POINTS, f"{rest} need a GPU"
+    return 100, ""
+
+
 def _has_gpu() -> bool:
     from kernel_lab.profiling.ncu import has_gpu
 
@@ -282,7 +301,8 @@ def check(
     def done(status: str, score: int, messages: list[str], **kw: Any) -> CheckResult:
         result = CheckResult(exercise_id, status, score, tuple(messages), ex.target, gpu, **kw)
         if status != "unchanged":
-            progress.record(exercise_id, score, status, str(result), gpu=gpu)
+            out_of, ungraded = _graded(status, gpu)
+            progress.record(exercise_id, score, status, str(result), gpu=gpu, out_of=out_of, ungraded=ungraded)
         return result
 
     if match == ex.starter:
@@ -427,7 +447,7 @@ class Solution:
         return _figure([self.before, self.after], f"{self.exercise}: naive → reference", arrow=True)
 
 
-def solution(exercise_id: str) -> Solution:
+def reference_solution(exercise_id: str) -> Solution:
     """The reference solution of a fix exercise, its recorded profile and its roofline point."""
     lesson, ex = catalog.exercise(exercise_id)
     if not isinstance(ex, Fix):

@@ -28,13 +28,13 @@ class Lessons:
         printer.text(str(self))
 
     def __str__(self) -> str:
-        return "\n".join(f"{x.number:2d}. {x.title} — {x.summary}  (notebooks/{x.id}.ipynb)" for x in self.items)
+        return "\n".join(f"{x.number:2d}. {x.title} — {x.summary}  ({x.id}.ipynb)" for x in self.items)
 
     @boxed
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td>{x.number}</td><td><b>{html.escape(x.title)}</b></td><td>{html.escape(x.summary)}</td>"
-            f"<td><code>notebooks/{x.id}.ipynb</code></td><td>{', '.join(e.id for e in x.exercises)}</td></tr>"
+            f"<td><code>{x.id}.ipynb</code></td><td>{', '.join(e.id for e in x.exercises)}</td></tr>"
             for x in self.items
         )
         return f"<table class='text'><tr><th></th><th>lesson</th><th>what you learn</th><th>notebook</th><th>exercises</th></tr>{rows}</table>"

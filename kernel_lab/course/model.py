@@ -80,7 +80,8 @@ class Target:
 class Diagnose:
     """A diagnosis exercise: name what limits ``version`` (its recorded report), on which line, and
     with which metric as evidence. ``expect`` is the kind the lesson teaches; the answer is graded
-    against the conductor's ranking of the report (a test checks they agree)."""
+    against the conductor's ranking of the report (a test checks they agree). ``discussion``: what the
+    lesson says about the answer, shown only once an answer was graded (or by ``course.solution``)."""
 
     id: str
     version: str
@@ -88,13 +89,14 @@ class Diagnose:
     question: str
     ask_line: bool = True
     ask_limiter: bool = False
+    discussion: str = ""
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A number to work out by hand (e.g. the DRAM bytes a version moves), checked against the value
     ``measure`` names in the recorded report of ``version`` ("dram_bytes" or "duration_us"), within
-    ``tolerance`` (relative)."""
+    ``tolerance`` (relative). ``discussion``: as for :class:`Diagnose`, shown once answered."""
 
     id: str
     version: str
@@ -102,6 +104,7 @@ class Estimate:
     question: str
     tolerance: float = 0.15
     unit: str = "bytes"
+    discussion: str = ""
 
 
 @dataclass(frozen=True)

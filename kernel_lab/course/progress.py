@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kernel_lab.display.html import boxed
 
@@ -30,12 +30,21 @@ def load() -> dict:
     return data if isinstance(data.get("exercises"), dict) else {"exercises": {}}
 
 
-def record(exercise_id: str, score: int, status: str, detail: str, *, gpu: bool | None = None) -> dict:
-    """Keep this attempt: the best score so far, the last status, how many attempts."""
+def record(
+    exercise_id: str, score: int, status: str, detail: str, *, gpu: bool | None = None, out_of: int = 100, ungraded: str = ""
+) -> dict:
+    """Keep this attempt: the best score so far, the last status, how many attempts.
+
+    ``out_of``: the points that could be graded where it ran (a fix checked without a GPU: its correctness
+    points only; CUDA without a GPU: none), ``ungraded``: what the rest needs, in words. The best score is
+    the best at the fullest grading so far: a check on a GPU replaces the CPU's partial grade."""
     data = load()
     entry = data["exercises"].get(exercise_id, {"best": 0, "attempts": 0})
+    fuller = int(out_of) > int(entry.get("out_of", 100)) or not entry.get("attempts")
+    if fuller or int(out_of) == int(entry.get("out_of", 100)):
+        entry["best"] = int(score) if fuller else max(int(entry.get("best", 0)), int(score))
+        entry["out_of"], entry["ungraded"] = int(out_of), ungraded
     entry["attempts"] = int(entry.get("attempts", 0)) + 1
-    entry["best"] = max(int(entry.get("best", 0)), int(score))
     entry["last"] = {"score": int(score), "status": status, "detail": detail[:500], "when": time.strftime("%Y-%m-%d %H:%M:%S")}
     if gpu is not None:
         entry["last"]["gpu"] = gpu
@@ -48,49 +57,96 @@ def record(exercise_id: str, score: int, status: str, detail: str, *, gpu: bool 
     return entry
 
 
+class Row(NamedTuple):
+    """One exercise in the progress table."""
+
+    lesson: str
+    exercise: str
+    kind: str  # diagnose, estimate, fix
+    status: str
+    best: int | None  # None: not attempted
+    attempts: int
+    out_of: int = 100  # points that could be graded where it was checked
+    ungraded: str = ""  # what the other points need (a GPU)
+
+    def shown(self) -> str:
+        if self.best is None:
+            return "–"
+        if self.out_of >= 100:
+            return f"{self.best:3d}"
+        return f"{self.best}/{self.out_of}" if self.out_of else "n/a"
+
+
 @dataclass(frozen=True)
 class Progress:
-    """The course's exercises with their status and best score (renders as a table)."""
+    """The course's exercises with their status and best score (renders as a table).
 
-    rows: tuple[tuple[str, str, str, str, int | None, int], ...]  # lesson, exercise, kind, status, best, attempts
+    The score counts what could be graded: the answered exercises, each out of the points that could be
+    graded where it was checked (without a GPU a fix's speed and roof cannot be, and are said to need one,
+    not counted as 0)."""
+
+    rows: tuple[Row, ...]
     where: Path
 
     @property
     def done(self) -> int:
-        return sum(1 for r in self.rows if r[4] is not None and r[4] >= 100)
+        return sum(1 for r in self.rows if r.best is not None and r.out_of >= 100 and r.best >= 100)
 
     @property
-    def score(self) -> int:
-        """Mean best score over every exercise of the course (not attempted: 0)."""
-        return round(sum(r[4] or 0 for r in self.rows) / len(self.rows)) if self.rows else 0
+    def answered(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.attempts)
+
+    @property
+    def score(self) -> int | None:
+        """Points scored over the points that could be graded, of the answered exercises (None: none yet)."""
+        graded = [r for r in self.answered if r.out_of]
+        return round(100 * sum(r.best or 0 for r in graded) / sum(r.out_of for r in graded)) if graded else None
+
+    @property
+    def needs_gpu(self) -> tuple[Row, ...]:
+        """Answered exercises with points that could not be graded here."""
+        return tuple(r for r in self.answered if r.out_of < 100)
+
+    def headline(self) -> str:
+        graded = sum(1 for r in self.answered if r.out_of)
+        scored = "nothing graded yet" if self.score is None else f"score {self.score}/100 on the {graded} graded"
+        more = f"; {len(self.needs_gpu)} need a GPU for the rest" if self.needs_gpu else ""
+        return f"{self.done} of {len(self.rows)} exercises done; {scored}{more}"
+
+    def _pending(self) -> list[str]:
+        return [f"{r.lesson}.{r.exercise}: {r.ungraded or f'{100 - r.out_of} points not graded here'}" for r in self.needs_gpu]
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def __str__(self) -> str:
-        lines = [f"Course progress ({self.where}): {self.done} of {len(self.rows)} exercises done, score {self.score}/100"]
-        for lesson, exercise, kind, status, best, attempts in self.rows:
-            shown = "–" if best is None else f"{best:3d}"
-            lines.append(
-                f"  {lesson + '.' + exercise:32s} {kind:9s} {shown:>4s}  {status}" + (f" ({attempts} tries)" if attempts else "")
-            )
+        lines = [f"Course progress: {self.headline()}", f"  kept in {self.where}"]
+        lines += [f"  not graded here: {p}" for p in self._pending()]
+        for r in self.rows:
+            tries = f" ({r.attempts} {'try' if r.attempts == 1 else 'tries'})" if r.attempts else ""
+            lines.append(f"  {r.lesson + '.' + r.exercise:32s} {r.kind:9s} {r.shown():>5s}  {r.status}{tries}")
         return "\n".join(lines)
 
     @boxed
     def _repr_html_(self) -> str:
         body = []
-        for lesson, exercise, kind, status, best, attempts in self.rows:
-            done = best is not None and best >= 100
-            bar = "" if best is None else f"<progress value='{best}' max='100'></progress> {best}"
+        for r in self.rows:
+            done = r.best is not None and r.out_of >= 100 and r.best >= 100
+            if r.best is None or not r.out_of:
+                bar = "" if r.best is None else "n/a"
+            else:
+                bar = f"<progress value='{r.best}' max='{r.out_of}'></progress> {html.escape(r.shown().strip())}"
             body.append(
-                f"<tr style='background:{'#e8f5e9' if done else 'transparent'}'><td>{html.escape(lesson)}</td>"
-                f"<td><code>{html.escape(exercise)}</code></td><td>{kind}</td><td>{bar}</td>"
-                f"<td>{html.escape(status)}</td><td>{attempts or ''}</td></tr>"
+                f"<tr style='background:{'#e8f5e9' if done else 'transparent'}'><td>{html.escape(r.lesson)}</td>"
+                f"<td><code>{html.escape(r.exercise)}</code></td><td>{r.kind}</td><td>{bar}</td>"
+                f"<td>{html.escape(r.status)}</td><td>{r.attempts or ''}</td></tr>"
             )
+        pending = "".join(f"<li>{html.escape(p)}</li>" for p in self._pending())
         return (
-            f"<p><b>Course progress</b>: {self.done} of {len(self.rows)} exercises done, score {self.score}/100 "
+            f"<p><b>Course progress</b>: {html.escape(self.headline())} "
             f"<small>(kept in <code>{html.escape(str(self.where))}</code>)</small></p>"
-            "<table class='text'><tr><th>lesson</th><th>exercise</th><th>kind</th><th>best score</th><th>last result</th><th>tries</th></tr>"
+            + (f"<p>Not graded here:</p><ul>{pending}</ul>" if pending else "")
+            + "<table class='text'><tr><th>lesson</th><th>exercise</th><th>kind</th><th>best score</th><th>last result</th><th>tries</th></tr>"
             + "".join(body)
             + "</table>"
         )
@@ -102,13 +158,24 @@ def progress() -> Progress:
     from kernel_lab.course.model import Diagnose, Estimate
 
     entries = load()["exercises"]
-    rows: list[tuple[str, str, str, str, int | None, int]] = []
+    rows: list[Row] = []
     for lesson in catalog.all_lessons():
         for e in lesson.exercises:
             kind = "diagnose" if isinstance(e, Diagnose) else "estimate" if isinstance(e, Estimate) else "fix"
             entry = entries.get(f"{lesson.id}.{e.id}")
             if entry is None:
-                rows.append((lesson.id, e.id, kind, "not attempted", None, 0))
+                rows.append(Row(lesson.id, e.id, kind, "not attempted", None, 0))
             else:
-                rows.append((lesson.id, e.id, kind, entry["last"]["status"], int(entry["best"]), int(entry["attempts"])))
+                rows.append(
+                    Row(
+                        lesson.id,
+                        e.id,
+                        kind,
+                        entry["last"]["status"],
+                        int(entry["best"]),
+                        int(entry["attempts"]),
+                        int(entry.get("out_of", 100)),
+                        str(entry.get("ungraded", "")),
+                    )
+                )
     return Progress(tuple(rows), path())

@@ -22,6 +22,7 @@ SEARCH = (+1, 0, "bigger tiles amortize index arithmetic over more elements")
 #: share of the SM time a typical remedy saves: memory_bound's calibrated value (no suite pair measures a
 #: compute-side fix on its own, so this one is not calibrated)
 SAVES = 0.3
+MIN_SM_PCT = 60.0  # SM throughput (% of peak) a compute-bound kernel reaches at least, above memory's
 PIPE_ADVICE = {
     "fma": "floating-point multiply-add: do less arithmetic per element, or move matrix-shaped math to tensor cores (tl.dot / mma)",
     "alu": "integer and logic operations, often index arithmetic: hoist index computations out of loops, use power-of-two sizes so divisions become shifts",
@@ -37,7 +38,7 @@ def evaluate(k: Kernel) -> Bottleneck | None:
     sm, mem = k.value(M.SM_PCT), k.value(M.MEM_PCT)
     at_roof = compute_roof(k)
     near = at_roof is not None and at_roof[0] >= NEAR
-    if sm < 60 or (sm <= mem and not near):
+    if sm < MIN_SM_PCT or (sm <= mem and not near):
         return None
     evidence = {M.SM_PCT: sm, M.MEM_PCT: mem}
     busiest = ""

@@ -18,6 +18,7 @@ REGIME = True
 NCU_RULES = ("CPIStall", "IssueSlotUtilization")
 NCU_TITLES = ("Latency Issue",)
 SEARCH = (+1, +1, "more work per program and more warps hide memory latency")
+BUSY_PCT = 60.0  # a latency-bound kernel keeps both the SMs and memory under this share of their peak (%)
 STALL_ADVICE = {
     "long_scoreboard": "waiting for data from global or local memory: keep more independent loads in flight (more warps, more work per thread, software pipelining / num_stages), or stage data in shared memory",
     "short_scoreboard": "waiting for shared memory or special-function results: fewer, wider shared-memory accesses and no bank conflicts",
@@ -42,7 +43,7 @@ STALL_ADVICE = {
 
 def evaluate(k: Kernel) -> Bottleneck | None:
     sm, mem = k.value(M.SM_PCT), k.value(M.MEM_PCT)
-    if max(sm, mem) >= 60:
+    if max(sm, mem) >= BUSY_PCT:
         return None
     pipe, busy = M.busiest_pipe(k) or ("", 0.0)
     top = max(sm, mem, busy)

@@ -28,11 +28,21 @@ LESSON = Lesson(
     ),
     exercises=(
         Diagnose("axpy", "example_axpy", "memory_bound",
-                 "What limits out = a * x + y? Name the kind and a metric that shows it.", ask_line=False),
+                 "What limits out = a * x + y? Name the kind and a metric that shows it.", ask_line=False,
+                 discussion="It sits at its roof: tuning launch parameters cannot take it any further, since it moves "
+                            "bytes as fast as DRAM delivers them. Knowing when to stop is half of optimization."),
         Diagnose("gemm", "example_gemm", "compute_bound",
-                 "What limits the matrix multiply? Name the kind and a metric that shows it.", ask_line=False),
+                 "What limits the matrix multiply? Name the kind and a metric that shows it.", ask_line=False,
+                 discussion="It sits under the flat roof of the tensor cores: only less or cheaper work (a lower "
+                            "precision) would make it faster, not moving fewer bytes."),
         Diagnose("diagnose", "naive", "latency_bound",
-                 "Why is the naive add far from its roof? Name the kind, the line where warps wait, and a metric."),
+                 "Why is the naive add far from its roof? Name the kind, the line where warps wait, and a metric.",
+                 discussion="The warps' stall samples pile up on the tl.store line: that is where x + y first needs the "
+                            "loaded values, so that is where the warps wait for DRAM. Why so long? A load from DRAM takes "
+                            "hundreds of nanoseconds to come back. To keep DRAM busy, each SM must have many bytes requested "
+                            "and not yet returned, all the time (lesson 8 puts a number on it: Little's law). With 64 "
+                            "elements per program, a program loads two small vectors, waits, stores, and ends; the SM keeps "
+                            "starting tiny programs, and too few bytes are ever in flight."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.8, gone=("latency_bound",)),
             Work(3 * 4 * N, N, "x and y read once, out written once: 3 x 4 bytes per element; one addition"),
             "Make the add reach at least 80% of the DRAM roof."),

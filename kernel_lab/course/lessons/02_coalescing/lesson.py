@@ -20,7 +20,10 @@ LESSON = Lesson(
     ),
     exercises=(
         Diagnose("diagnose", "naive", "uncoalesced_global",
-                 "What limits the naive conversion? Name the kind, the line, and a metric that shows it."),
+                 "What limits the naive conversion? Name the kind, the line, and a metric that shows it.",
+                 discussion="The share of wasted sectors is the conductor's evidence: derived__memory_l2_theoretical_"
+                            "sectors_global_excessive over memory_l2_theoretical_sectors_global, the sectors fetched for "
+                            "global memory that the lanes asking for them did not need."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.85, gone=("uncoalesced_global",)),
             Work(2 * 4 * 4 * N, 0, "the array read once and written once: 2 x 16 bytes per particle"),
             "Make the conversion coalesced: at least 85% of the DRAM roof, no uncoalesced_global left."),

@@ -21,7 +21,11 @@ LESSON = Lesson(
     ),
     exercises=(
         Diagnose("diagnose", "naive", "shared_bank_conflicts",
-                 "What limits the naive transpose? Name the kind, the line, and a metric that shows it."),
+                 "What limits the naive transpose? Name the kind, the line, and a metric that shows it.",
+                 discussion="Without conflicts each shared-memory access takes one wavefront (pass); the conductor counts "
+                            "the replays the conflicts cause (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld and _st) "
+                            "against all wavefronts. Meanwhile DRAM is far from its peak: the conflicts, not memory, set "
+                            "the pace."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.45, speedup=1.5, gone=("shared_bank_conflicts",)),
             Work(2 * 4 * S * S, 0, "the matrix read once and written once: 2 x 4 bytes per element"),
             "Remove the bank conflicts: no shared_bank_conflicts left, at least 1.5x faster, at least 45% of the DRAM roof."),

@@ -22,7 +22,10 @@ LESSON = Lesson(
     exercises=(
         Diagnose("diagnose", "naive", "low_occupancy",
                  "What limits the naive walk? Name the kind, what limits the occupancy, and a metric that shows it.",
-                 ask_line=False, ask_limiter=True),
+                 ask_line=False, ask_limiter=True,
+                 discussion="Nsight Compute's occupancy calculator says how many blocks each resource lets an SM hold "
+                            "(launch__occupancy_limit_registers, _shared_mem, _warps and _blocks); the smallest of them is "
+                            "the limiter and sets the theoretical occupancy."),
         Fix("fix", "naive", "reference",
             Target(roof="DRAM", fraction=None, speedup=3.0, occupancy=80, gone=("low_occupancy", "register_spills")),
             Work(WALKS * (256 * 32 + 32 * 4 + 4), 0, "each of a walk's 256 steps reads one 32-byte sector; 32 floats out, one start in"),

@@ -23,9 +23,15 @@ LESSON = Lesson(
     ),
     exercises=(
         Diagnose("fma", "example_rank1", "compute_bound",
-                 "What limits the FMA version? Name the kind and a metric that shows it.", ask_line=False),
+                 "What limits the FMA version? Name the kind and a metric that shows it.", ask_line=False,
+                 discussion="The SMs are busy with instructions, but few of them are FLOPs: the busiest pipeline is "
+                            "the ALU (integer and logic operations: index arithmetic), not the tensor cores."),
         Diagnose("diagnose", "naive", "memory_bound",
-                 "What does the conductor rank first for the naive tiled kernel? Kind and metric.", ask_line=False),
+                 "What does the conductor rank first for the naive tiled kernel? Kind and metric.", ask_line=False,
+                 discussion="Re-read from L1 again and again, the tiles make L1 the busiest unit. The "
+                            "conductor's next findings are close behind: low occupancy (so close that it calls the two a "
+                            "tie), and half-used sectors (8 float16 values per row are 16 bytes: half a sector). Bigger "
+                            "tiles answer all three."),
         Fix("fix", "naive", "reference", Target(roof="Tensor BF16/FP16", fraction=0.6, speedup=8.0), WORK,
             "Use the tensor cores with tiles big enough: at least 60% of the tensor-core roof and 8x faster.",
             plausible_speedup=40.0),

@@ -19,9 +19,13 @@ LESSON = Lesson(
     ),
     exercises=(
         Diagnose("diagnose", "naive", "memory_bound",
-                 "What limits the unfused softmax's kernels? Name the kind and a metric that shows it.", ask_line=False),
+                 "What limits the unfused softmax's kernels? Name the kind and a metric that shows it.", ask_line=False,
+                 discussion="Each kernel runs near the DRAM roof by the dashboard's measure, and the conductor rightly "
+                            "says memory_bound for each. The waste is not inside any kernel; it is between them."),
         Estimate("bytes", "naive", "dram_bytes",
-                 "How many bytes do the three kernels move to and from DRAM together? Count by hand (x is 8192 x 4096 floats)."),
+                 "How many bytes do the three kernels move to and from DRAM together? Count by hand (x is 8192 x 4096 floats).",
+                 discussion="The measured bytes come out a little under a count by hand: writes still sitting in the L2 "
+                            "cache when a kernel ends are not yet counted as DRAM traffic."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.85),
             Work(2 * 4 * M * N, 4 * M * N, "x read once, the result written once: 2 x 4 bytes per element"),
             "Fuse the softmax: at least 85% of the DRAM roof, counting only the bytes the problem needs."),

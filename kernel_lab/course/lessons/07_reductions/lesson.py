@@ -21,7 +21,10 @@ LESSON = Lesson(
     ),
     exercises=(
         Diagnose("diagnose", "naive", "small_grid",
-                 "What limits the naive row sums? Name the kind and a metric that shows it.", ask_line=False),
+                 "What limits the naive row sums? Name the kind and a metric that shows it.", ask_line=False,
+                 discussion="One program per row is fewer programs than SMs: the SMs without one idle for the whole "
+                            "kernel, and the busy ones run a single program each, with low occupancy and DRAM far from "
+                            "its peak."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.8, gone=("small_grid",)),
             Work(4 * R * C + 4 * R, R * C, "x read once (4 bytes per element), one float per row written"),
             "Give every SM work: at least 80% of the DRAM roof, no small_grid left."),

@@ -22,7 +22,10 @@ LESSON = Lesson(
     exercises=(
         Diagnose("diagnose", "naive", "memory_bound",
                  "What does the conductor rank first for the naive product, and which unit is busiest? Kind and metric.",
-                 ask_line=False),
+                 ask_line=False,
+                 discussion="Memory-bound, but the busiest unit is L1/shared memory (the reduction in every step goes "
+                            "through shared memory), while DRAM is far from its peak: too few bytes are in flight to "
+                            "keep it busy, which Little's law puts a number on."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.8),
             Work(4 * M * K + 4 * K + 4 * M, 2 * M * K, "A read once, x read once, y written once (4 bytes each)"),
             "Keep enough bytes in flight: at least 80% of the DRAM roof."),

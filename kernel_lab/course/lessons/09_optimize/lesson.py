@@ -20,7 +20,10 @@ LESSON = Lesson(
     exercises=(
         Diagnose("diagnose", "naive", "memory_bound",
                  "What limits the naive layer norm? Name the kind and the metric that shows why a parameter search cannot fix it.",
-                 ask_line=False),
+                 ask_line=False,
+                 discussion="DRAM runs near its peak: by the dashboard's measure the kernel is at the DRAM roof, and no "
+                            "launch parameter moves bytes faster than DRAM delivers them. Only moving fewer bytes (one "
+                            "pass over x instead of three) makes it faster."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.8),
             Work(2 * 4 * M * N, 0, "x read once, the result written once: 2 x 4 bytes per element"),
             "Take the layer norm to at least 80% of the DRAM roof, with %%optimize's help or by hand."),

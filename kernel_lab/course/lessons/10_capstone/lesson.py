@@ -19,7 +19,10 @@ LESSON = Lesson(
     ),
     exercises=(
         Diagnose("diagnose", "naive", "latency_bound",
-                 "What does the conductor rank first for the naive RoPE? Kind, line, metric."),
+                 "What does the conductor rank first for the naive RoPE? Kind, line, metric.",
+                 discussion="Both of the conductor's first findings are real: small programs keep too few bytes in "
+                            "flight (lessons 1 and 8), and the even/odd loads waste part of every sector (lesson 2). The "
+                            "dashboard's ranking lists the rest; a good version answers all of them."),
         Fix("fix", "naive", "reference", Target(roof="DRAM", fraction=0.8),
             Work(2 * 4 * S * H * D + 2 * 4 * S * (D // 2), 3 * S * H * D,
                  "x read once, the result written once (4 bytes per element), cos and sin read once per token"),
