@@ -42,21 +42,25 @@ def inputs_of(module) -> tuple:
     return tuple(made) if isinstance(made, (tuple, list)) else (made,)
 
 
-def record(out: Path, cells: list[Path]) -> None:
-    """(under ncu) Each cell once inside its own range, recorded."""
+def synchronize() -> None:
     import torch
 
-    recorder = launches.Recorder()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def record(out: Path, cells: list[Path]) -> None:
+    """(under ncu) Each cell once inside its own range, recorded."""
     for cell in cells:
         try:
             module = load(cell)
             inputs = inputs_of(module)
             module.run(*inputs)
-            torch.cuda.synchronize()
-            recorder.launches.clear()
+            synchronize()
+            recorder = launches.Recorder()  # after the warm-up: it sees what torch.compile loaded too
             with live._nvtx_range(cell.stem), recorder.recording():
                 output = module.run(*inputs)
-                torch.cuda.synchronize()
+                synchronize()
             launches.save(recorder.record(inputs, output), out / f"{cell.stem}.launches.json")
             print(f"recorded {cell.stem}: {len(recorder.launches)} Triton launches", flush=True)
         except Exception:  # noqa: BLE001 - one broken cell does not stop the others

@@ -131,6 +131,7 @@ class LaunchRecord:
     line: int
     grid: tuple[int, ...] | None
     args: tuple[tuple[str, Any], ...]
+    origin: str = "triton"  # "triton" (a @triton.jit launch) or "inductor" (a kernel torch.compile wrote)
 
     def tensors(self) -> dict[str, TensorRecord]:
         return {name: v for name, v in self.args if isinstance(v, TensorRecord)}
@@ -155,7 +156,7 @@ class CellRecord:
         launches = tuple(
             LaunchRecord(
                 x["kernel"], x["file"], x["line"], tuple(x["grid"]) if x["grid"] is not None else None,
-                tuple((name, value(v)) for name, v in x["args"]),
+                tuple((name, value(v)) for name, v in x["args"]), x.get("origin", "triton"),
             )
             for x in data["launches"]
         )  # fmt: skip

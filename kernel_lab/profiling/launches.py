@@ -83,6 +83,45 @@ def watch(on_launch: Callable[[LaunchRecord, tuple], None]) -> None:
         cls.run = run
 
 
+INDUCTOR = "torch._inductor.runtime.triton_heuristics"
+
+
+def _inductor_launch(autotuner: Any, args: tuple) -> LaunchRecord:
+    """A launch of a kernel ``torch.compile`` wrote, as its launcher ran it: arguments by the kernel's signature,
+    and the configuration its launcher holds (block sizes, ``num_warps``, ``num_stages``)."""
+    named = dict(zip(autotuner.triton_meta.get("signature", {}), args))
+    launchers = getattr(autotuner, "launchers", [])
+    config = launchers[0].config if len(launchers) == 1 else None
+    if config is not None:
+        named |= {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+    fn = autotuner.fn.fn if hasattr(autotuner.fn, "fn") else autotuner.fn
+    file = getattr(autotuner, "filename", None) or fn.__code__.co_filename
+    return LaunchRecord(
+        fn.__name__, file, fn.__code__.co_firstlineno, None, tuple((n, _value(v)) for n, v in named.items()), "inductor"
+    )
+
+
+def watch_compiled(on_launch: Callable[[LaunchRecord, tuple], None]) -> None:
+    """Also report launches of the kernels ``torch.compile`` wrote (its launchers bypass ``JITFunction.run``), when
+    Inductor's runtime is loaded (a cell that compiled something has loaded it)."""
+    import sys
+
+    module = sys.modules.get(INDUCTOR)
+    autotuner = getattr(module, "CachingAutotuner", None)
+    if autotuner is None or getattr(autotuner.run, "_kernel_lab", False):
+        return
+    original = autotuner.run
+
+    def run(self: Any, *args: Any, stream: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, stream=stream, **kwargs)
+        if not kwargs.get("benchmark_run"):
+            on_launch(_inductor_launch(self, args), args)
+        return result
+
+    run._kernel_lab = True  # type: ignore[attr-defined]
+    autotuner.run = run
+
+
 class Recorder:
     """Records what the cell's ``run`` launches while :meth:`recording` is held (the profiled range)."""
 
@@ -90,6 +129,7 @@ class Recorder:
         self.launches: list[LaunchRecord] = []
         self._on = False
         watch(self._seen)
+        watch_compiled(self._seen)
 
     def _seen(self, record: LaunchRecord, args: tuple) -> None:
         if self._on:
