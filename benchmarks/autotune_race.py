@@ -47,6 +47,7 @@ from kernel_lab.rewrite import search, space
 from kernel_lab.rewrite.launch import DEFAULTS, GROUP_NAME, Launch, launches, side
 from kernel_lab.verify import judge as J
 from kernel_lab.verify import screen
+from kernel_lab.verify import turns as T
 from kernel_lab.verify import workers as W
 
 HERE = Path(__file__).resolve().parent / "race"
@@ -131,14 +132,10 @@ def instrument_all() -> None:
     W.Worker.ask = timed("asked the ", W.Worker.ask, lambda self, request, *a, **k: f"{self.who}: {request.get('cmd')}")
     W.Worker.answer = timed("answered, the ", W.Worker.answer, lambda self, request, *a, **k: f"{self.who}: {request.get('cmd')}")
     J.Judge.wait_prepared = timed("screen: waited for the reference's results", J.Judge.wait_prepared)
-    if hasattr(J, "Turns"):  # a tree where the screen's timings go between the reference's input sets
-        J.Turns._start_timing = timed("screen: waited for its turn on the GPU", J.Turns._start_timing)
-        J.Turns._start_step = timed("judge: an input set of the reference waited for its turn", J.Turns._start_step)
-        J.Judge._round_ended = timed("judge: waited for the last round's processes to end", J.Judge._round_ended)
+    T.Turns._start_timing = timed("screen: waited for its turn on the GPU", T.Turns._start_timing)
+    T.Turns._start_step = timed("judge: an input set of the reference waited for its turn", T.Turns._start_step)
     J.Judge.check_many = timed("judge: a round (check_many)", J.Judge.check_many)
     search.SearchRewriter.explore = timed("search: explore (screen calls)", search.SearchRewriter.explore)
-    J._Trial._check = timed("candidate: one input set checked (each, in parallel)", J._Trial._check)
-    J.Judge._observe = timed("judge: the reference's kernels recorded (first candidate's wait)", J.Judge._observe)
     answered = W.Worker.answered
 
     def steps(self: W.Worker, *args: Any, **kwargs: Any) -> Any:

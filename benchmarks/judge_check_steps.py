@@ -27,9 +27,7 @@ from typing import Any
 import judge_round
 import torch
 
-from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge, compare, handover, sandbox, verdict, workers
-from kernel_lab.verify import judge as J
+from kernel_lab.verify import Judge, Options, compare, handover, sandbox, verdict, workers
 
 CELL = Path(__file__).resolve().parent / "race" / "gelu_block16.py"
 LAUNCH = "gelu_kernel[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)"
@@ -79,12 +77,9 @@ def judge_round_of_four(wait: float, dump: str | None) -> None:
     samples, per candidate and shape, in the order they were taken)."""
     judge_round.instrument()
     timed, spent = judge_round.timed, judge_round.SPENT
-    J._Trial._checked = timed("candidate: one input set answered (request to answer)", J._Trial._checked)
-    J._Trial._unpack = staticmethod(timed("judge: outputs copied out of the boxes", J._Trial._unpack))  # type: ignore[method-assign]
     compare.compare = timed("judge: compare", compare.compare)
     compare.against_truth = timed("judge: against_truth", compare.against_truth)
     handover.pack = timed("judge: inputs handed over (copy, share)", handover.pack)
-    J._Trial._whose_work = timed("candidate: its kernels recorded", J._Trial._whose_work)
     asks: dict[str, list[tuple[float, float]]] = {}  # who -> (the judge's wall, the process's own batch) per timed batch
     answer = workers.Worker.answer
 
@@ -111,7 +106,7 @@ def judge_round_of_four(wait: float, dump: str | None) -> None:
         source.replace(LAUNCH, f"gelu_kernel[(triton.cdiv(x.numel(), {b}),)](x, out, x.numel(), BLOCK={b}, num_warps={w})")
         for b, w in changes
     ]
-    with Judge(source, Settings(verify_timeout=600)) as judge:
+    with Judge(source, Options(timeout=600)) as judge:
         judge.start()
         time.sleep(wait)
         spent.clear()

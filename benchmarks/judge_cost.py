@@ -48,11 +48,12 @@ print((time.perf_counter() - t) / 4)
 ROUND_AFTER = """
 import time, sys
 from pathlib import Path
+from kernel_lab import verify as V
 from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
 t = time.perf_counter()
-with Judge(ref, Settings(verify_timeout=600), sys.argv[3]) as judge:
+options = V.Options(timeout=600) if hasattr(V, "Options") else Settings(verify_timeout=600)  # this tree, or one before
+with V.Judge(ref, options, sys.argv[3]) as judge:
     for _ in range(4):
         assert judge.check(cand).correct
 print((time.perf_counter() - t) / 4)
@@ -60,10 +61,11 @@ print((time.perf_counter() - t) / 4)
 PHASES = """
 import time, sys
 from pathlib import Path
+from kernel_lab import verify as V
 from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge
 ref, cand = (Path(p).read_text() for p in sys.argv[1:3])
-with Judge(ref, Settings(verify_timeout=600), sys.argv[3]) as judge:
+options = V.Options(timeout=600) if hasattr(V, "Options") else Settings(verify_timeout=600)  # this tree, or one before
+with V.Judge(ref, options, sys.argv[3]) as judge:
     took = []
     for _ in range(4):
         t = time.perf_counter()

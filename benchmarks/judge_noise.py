@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from kernel_lab.settings import Settings
+from kernel_lab.verify import Options
 from kernel_lab.verify import judge as judge_module
 from kernel_lab.verify import verdict as verdict_module
 
@@ -39,7 +39,7 @@ def main() -> None:
 
     verdict_module.Timing.from_samples = classmethod(logged)  # type: ignore[method-assign,assignment]
     flagged = 0
-    with judge_module.Judge(source, Settings(verify_timeout=300.0), args.device) as judge:
+    with judge_module.Judge(source, Options(timeout=300.0), args.device) as judge:
         for round_ in range(1, args.rounds + 1):
             raw.clear()
             verdicts = judge.check_many([source] * args.candidates)

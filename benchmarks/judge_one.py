@@ -26,8 +26,7 @@ from pathlib import Path
 from fastbuild_reuse import versions
 from judge_round import SPENT, instrument, print_spent
 
-from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge
+from kernel_lab.verify import Judge, Options
 
 THREADS = re.compile(r"#define THREADS (\d+)")
 
@@ -54,7 +53,7 @@ def main() -> None:
     for cell in map(Path, args.cells):
         source = cell.read_text()
         start = time.perf_counter()
-        with Judge(source, Settings(verify_timeout=600)) as judge:
+        with Judge(source, Options(timeout=600)) as judge:
             judge.start(prepare=True)
             judge.wait_prepared()
             if judge._header is not None:

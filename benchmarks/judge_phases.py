@@ -58,18 +58,16 @@ def instrument() -> None:
     def who(trial: Any) -> str:
         return trial.path.parent.name
 
-    timed(judge_module.Judge, "_prepare", lambda j, *a: "judge: reference's input sets and results")
-    timed(judge_module._Trial, "check", lambda t, *a: f"judge: {who(t)} load + every check")
-    timed(judge_module._Trial, "_check", lambda t, e, w: f"judge:   {who(t)} check {w.split(' (')[0]}")
-    timed(judge_module._Trial, "_checked", lambda t, e, w: f"judge:     {who(t)} asked, answer read {w.split(' (')[0]}")
-    timed(judge_module._Trial, "_whose_work", lambda t, *a: f"judge:   {who(t)} record of its kernels")
-    timed(judge_module.Judge, "_time", lambda j, trials: f"judge: {len(trials)} candidates timed together")
+    def heard(phase: judge_module.Phase) -> None:  # every judge's phases (kernel_lab.verify.judge.watch)
+        with LOCK:
+            LOG.append((f"judge: {phase.who} {phase.name}", phase.ended - phase.seconds - T0[0], phase.seconds))
+
+    judge_module.watch(heard).__enter__()  # for the whole run
     timed(screen_module.Screener, "_start", lambda s, *a: "screen: workers load the original")
     timed(screen_module.Screener, "screen", lambda s, v: f"screen: {len(v)} variants in all")
     timed(screen_module.Screener, "_time", lambda s, w, i: f"screen:   timing of variant {i}")
     timed(screen_module.Screener, "_load", lambda s, w: "screen:   a worker loads the original (after its boot)")
     timed(judge_module.Judge, "wait_prepared", lambda j: "screen: waits for the reference's results (the GPU quiet)")
-    timed(judge_module.Judge, "_load", lambda j, d: "judge: reference's process boots and loads the cell")
 
     def heartbeat() -> None:  # the parent's threads stalled (the GIL held, e.g. by CUDA's start in this process)
         last = time.monotonic()

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import kernel_lab
-from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge
+from kernel_lab.verify import Judge, Options
 from kernel_lab.verify import judge as J
 from kernel_lab.verify import workers as W
 
@@ -53,13 +52,18 @@ def timed(name: str, fn: Callable[..., Any], key: Callable[..., str] = lambda *a
     return wrapper
 
 
+def heard(phase: J.Phase) -> None:
+    """A phase of any judge, into SPENT and SPANS."""
+    SPENT[f"judge: {phase.name}"].append(phase.seconds)
+    SPANS.append((f"judge: {phase.name}", phase.ended - phase.seconds, phase.ended))
+
+
 def instrument() -> None:
-    """Time the judge's steps into SPENT (its methods wrapped here; nothing in them changes)."""
+    """Time the judge's steps into SPENT (its phases, heard through kernel_lab.verify.judge.watch) and each answer
+    from a process (Worker.more wrapped here; nothing in it changes)."""
     print("kernel_lab from", Path(kernel_lab.__file__).parent, flush=True)
-    J.Judge._prepare = timed("reference's preparation", J.Judge._prepare)
+    J.watch(heard).__enter__()  # for the whole run
     W.Worker.more = timed("answer from the ", W.Worker.more, lambda self, *a, **k: self.who)
-    J._Trial.check = timed("candidate's checks (each, in parallel)", J._Trial.check)
-    J.Judge._time = timed("timing (the round's right candidates, with the reference)", J.Judge._time)
 
 
 def print_spent(indent: str) -> None:
@@ -94,7 +98,7 @@ def main() -> None:
     instrument()
     source = (HERE / f"{args.cell}.py").read_text()
     start = time.perf_counter()
-    with Judge(source, Settings(verify_timeout=600)) as judge:
+    with Judge(source, Options(timeout=600)) as judge:
         judge.start()
         time.sleep(args.wait)
         for n, edits in enumerate(ROUNDS[args.cell], 1):

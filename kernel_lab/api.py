@@ -6,7 +6,8 @@ a ``settings`` object; what is not given comes from the environment and the defa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from kernel_lab.analysis import conductor
 from kernel_lab.analysis.compare import compare as compare_diagnoses
 from kernel_lab.cells import CellSource, check
 from kernel_lab.errors import KernelLabError
-from kernel_lab.loop import Event
+from kernel_lab.loop import Event, Parts
 from kernel_lab.models import Profile
 from kernel_lab.profiling import OnProgress, Profiler
 from kernel_lab.profiling.replay import ReplayProfiler
@@ -25,6 +26,7 @@ from kernel_lab.results.optimize import OptimizeResult
 from kernel_lab.results.profile import Result
 from kernel_lab.rewrite.base import Rewriter
 from kernel_lab.settings import Settings
+from kernel_lab.verify.judge import Judging
 
 CPU_NOTE = "No GPU: candidates were checked with Triton's CPU interpreter; their times are CPU times, not GPU times."
 
@@ -93,6 +95,7 @@ def optimize(
     on_event: Callable[[Event], None] | None = None,
     settings: Settings | None = None,
     profile: Profile | None = None,
+    judge: Judging | None = None,
     **options: Any,
 ) -> OptimizeResult:
     """Take a cell (source text or a ``.py`` path) to a faster, verified version; every version is kept.
@@ -102,26 +105,21 @@ def optimize(
     or a Rewriter. ``options``: settings such as ``rounds``, ``candidates``, ``model``, ``time_budget``,
     ``root``. ``on_event`` gets progress events. ``profile``: a profile of this very cell, taken with the
     same settings (what ``%%profile`` just gave): the first round starts from it instead of profiling again.
+    ``judge``: who judges (a suite's judge on a GPU elsewhere); by default a judge here, with the screen.
     """
     from kernel_lab import loop
     from kernel_lab.profiling.ncu import has_gpu
     from kernel_lab.rewrite import make
-    from kernel_lab.rewrite.base import Exploring
-    from kernel_lab.verify import Judge
-    from kernel_lab.verify.judge import import_torch_soon
-    from kernel_lab.verify.screen import Screener
 
     chosen = settings_of(settings, {**options, "rewriter": rewriter if isinstance(rewriter, str) else None})
     source = CellSource.of(cell)
-    gpu = has_gpu()
+    gpu = has_gpu() if judge is None else True
     check(source, optimize=True, gpu=gpu)
     notes = []
     if replay is not None:
         profiler = ReplayProfiler(replay)
         notes.append(f"Replay mode: the diagnosis comes from the recorded report {replay}, not from profiling this cell.")
-    device = None
     if not gpu:
-        device = "cpu"
         notes.append(CPU_NOTE)
 
     def say(message: str) -> None:
@@ -132,32 +130,40 @@ def optimize(
         rewriter if rewriter is not None and not isinstance(rewriter, str) else make(chosen.rewriter_name, chosen, say)
     )
     profiler = profiler or profiling.default(ahead=True)
-    # the reference's process and the screen's warm workers live for the session; they start now, loading
-    # Python, torch and the cell while the first version is profiled (nothing of theirs runs on the GPU yet)
-    with Judge(source.text, chosen, device) as judge, Screener(source.text, chosen, device) as screen:
-        first = profile if profile is not None and not profile.replay and replay is None else None
-        # with a first profile there is nothing to profile now: the reference's results are made at once, an input
-        # set at a time, and the screen's timings go between them
-        judge.start(prepare=first is not None)
+    first = profile if profile is not None and not profile.replay and replay is None else None
+    parts = loop.Parts(profiler, chosen_rewriter, judge, say=on_event or (lambda event: None), first=first)
+    try:
+        with _local_judging(source, chosen, None if gpu else "cpu", parts) if judge is None else nullcontext(parts) as ready:
+            run = loop.optimize(source, chosen, ready, notes=tuple(notes))
+    finally:
+        profiling.close(profiler)
+    return OptimizeResult.of(run)
+
+
+@contextmanager
+def _local_judging(source: CellSource, settings: Settings, device: str | None, parts: Parts) -> Iterator[Parts]:
+    """The parts with a judge here and the screen: the reference's process and the screen's warm workers live for the
+    session and start now, loading Python, torch and the cell while the first version is profiled (nothing of
+    theirs runs on the GPU yet). With a first profile there is nothing to profile now: the reference's results are
+    made at once, an input set at a time, and the screen's timings go between them."""
+    from dataclasses import replace
+
+    from kernel_lab.rewrite.base import Exploring
+    from kernel_lab.verify import Judge, Options
+    from kernel_lab.verify.judge import import_torch_soon
+    from kernel_lab.verify.screen import Screener
+
+    with (
+        Judge(source.text, Options.of(settings), device, keep_spares=settings.optimize_ahead) as judge,
+        Screener(source.text, settings, device) as screen,
+    ):
+        judge.start(prepare=parts.first is not None)
         screen.quiet = judge.quiet
-        if isinstance(chosen_rewriter, Exploring) and chosen.screen > 0:
+        explores = isinstance(parts.rewriter, Exploring) and settings.screen > 0
+        if explores:
             screen.start()
         import_torch_soon()  # while the first version is profiled (after %%profile: start_ahead did)
-        try:
-            run = loop.optimize(
-                source,
-                chosen,
-                profiler=profiler,
-                rewriter=chosen_rewriter,
-                judge=judge,
-                screen=screen,
-                notes=tuple(notes),
-                on_event=on_event,
-                first=first,
-            )
-        finally:
-            profiling.close(profiler)
-    return OptimizeResult.of(run)
+        yield replace(parts, judge=judge, screen=screen if explores else None)
 
 
 def start_ahead() -> None:

@@ -36,7 +36,9 @@ class Version:
     answers: str = ""  # bottleneck kind it addresses
     correct: bool | None = None  # None: not verified (the original is the reference)
     reason: str = ""
+    failure: str | None = None  # why it is not correct, as a kind (kernel_lab.verify.findings.FAILURES)
     warnings: list[str] = field(default_factory=list)  # what blocks it until the user confirms it
+    warning_kinds: list[str] = field(default_factory=list)  # their kinds (kernel_lab.verify.findings.WARNINGS)
     notes: list[str] = field(default_factory=list)  # what the judge could not check, or skipped
     time_ms: float | None = None  # median, when timed
     spread_ms: float | None = None  # interquartile range

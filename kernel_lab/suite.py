@@ -145,10 +145,10 @@ def _profile_task(
 
 def _judge_task(reference: str, settings: Settings, sources: list[str], folder: str) -> tuple[list[Verdict], list[str]]:
     from kernel_lab.profiling.ncu import has_gpu
-    from kernel_lab.verify import Judge
+    from kernel_lab.verify import Judge, Options
 
     started = time.time()
-    with Judge(reference, settings, None if has_gpu() else "cpu") as judge:
+    with Judge(reference, Options.of(settings), None if has_gpu() else "cpu") as judge:
         verdicts = judge.check_many(sources)
     return verdicts, _measured(folder, "judge", started)
 
@@ -198,7 +198,7 @@ def _cell_task(
     path: str, settings: Settings, replay: str | None, folder: str, remotes: tuple[Any, Any], state: Any
 ) -> dict[str, Any]:
     """Optimize one cell (the loop runs here, on a CPU; measurements go to GPU tasks)."""
-    from kernel_lab import loop, profiling
+    from kernel_lab import api, loop, profiling
     from kernel_lab.profiling.replay import ReplayProfiler
     from kernel_lab.rewrite import make
 
@@ -214,9 +214,9 @@ def _cell_task(
         if event.state == "verified":
             state.update.remote(name, best=event.best, rounds=event.round)
 
-    run = loop.optimize(
-        source,
-        chosen,
+    run = api.optimize(
+        source.text if source.path is None else source.path,
+        settings=chosen,
         profiler=RemoteProfiler(inner, remotes[0], folder, gpus),
         rewriter=make(chosen.rewriter_name, chosen),
         judge=RemoteJudge(source.text, chosen, remotes[1], folder, gpus),

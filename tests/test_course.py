@@ -383,7 +383,7 @@ def test_the_gpu_path_grades_the_live_profile_and_says_what_it_still_shows(versi
     # on the lesson's small shape (measured four times: 0.85-0.86), so noise now and then crosses the judge's 0.8
     # bar for "slower on another shape" and flags it (once 2.37x slower, with other work on the 2-core machine). This
     # test is about grading the live profile, not CPU speed.
-    monkeypatch.setattr("kernel_lab.verify.judge.SLOWER", 0.05)
+    monkeypatch.setattr("kernel_lab.verify.checks.SLOWER", 0.05)
     r = course.check("02_coalescing.fix", course.cell("02_coalescing", version))
     assert r.gpu and r.yours is not None and not r.yours.replay and r.status == status, str(r)
     assert r.verdict is not None and r.verdict.timing is not None

@@ -16,7 +16,7 @@ from kernel_lab.rewrite import search, space
 from kernel_lab.rewrite.base import Measured, RewriteContext
 from kernel_lab.rewrite.launch import apply, launches, parameter_only, side
 from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge, workers
+from kernel_lab.verify import Judge, Options, workers
 from kernel_lab.verify import screen as screen_module
 from kernel_lab.verify.sandbox import warm_triton
 from kernel_lab.verify.screen import Screener
@@ -277,10 +277,14 @@ def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_
     dead.close()
     dead.wait()
     workers.keep([dead])
-    with Screener(ADD, device="cpu", workers=1) as screen, Judge(ADD, Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+    with (
+        Screener(ADD, device="cpu", workers=1) as screen,
+        Judge(ADD, Options(timeout=120.0), "cpu", time=False, keep_spares=True) as judge,
+    ):
         original, _ = screen.screen([])
         assert original.ms and screen._workers[0].proc.pid == pids["screen"]
-        assert judge.check(ADD).correct and judge._reference is not None and judge._reference.proc.pid == pids["reference"]
+        reference = judge.reference
+        assert judge.check(ADD).correct and reference.worker is not None and reference.worker.proc.pid == pids["reference"]
         assert workers.ready() == 0  # each taken once (the candidate's too)
         screen.keep_share = 0.0
         screen.rest()  # a fresh, unloaded worker for the next round: unused, it goes back when the screen closes
@@ -294,7 +298,7 @@ def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_
     workers.ended([used])  # gone with its folder (its cell, its log)
     assert not used.folder.exists()
     off = Settings(optimize_ahead=False)  # then a screen's and a judge's spare processes end with them
-    with Screener(ADD, off, device="cpu", workers=1) as screen, Judge(ADD, off, "cpu", time=False) as judge:
+    with Screener(ADD, off, device="cpu", workers=1) as screen, Judge(ADD, Options(), "cpu", time=False) as judge:
         screen.start()
         judge.start()
     assert workers.ready() == 0

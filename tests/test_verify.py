@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lab.settings import Settings
-from kernel_lab.verify import Judge, Timing, Verdict, verify
-from kernel_lab.verify.judge import slower_shapes
+from kernel_lab.verify import Judge, Options, Timing, Verdict, verify
+from kernel_lab.verify.checks import slower_shapes
 
 pytest.importorskip("triton")
 
@@ -119,9 +118,7 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
 
 def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str, Verdict]:
     reference, timed, timeout = key
-    with Judge(
-        reference if "\n" in reference else source(reference), Settings(verify_timeout=timeout), "cpu", time=timed
-    ) as judge:
+    with Judge(reference if "\n" in reference else source(reference), Options(timeout=timeout), "cpu", time=timed) as judge:
         if reference == "add_ref":  # as the optimize loop does: the reference loads while other work goes on
             judge.start()
         sources = [candidate if "\n" in candidate else source(candidate) for candidate in cases.values()]
@@ -141,56 +138,56 @@ def verdicts() -> dict[str, Verdict]:
 
 def blocked(v: Verdict, words: str) -> bool:
     """Correct, but held back by a warning that says ``words``."""
-    return v.correct and v.flagged and any(words in w for w in v.warnings)
+    return v.correct and v.flagged and any(words in w.text for w in v.warnings)
 
 
 # --- honest candidates pass, with nothing held against them ----------------------------------------------
 
 
 def test_a_judge_started_with_prepare_makes_the_references_results_before_the_first_candidate():
-    with Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+    with Judge(source("add_ref"), Options(timeout=120.0), "cpu", time=False) as judge:
         judge.start(prepare=True)
         judge.wait_prepared()
-        assert judge._expected  # inputs and results, no candidate yet
-        assert judge._observed_reference is None  # its kernels: recorded at the first check, the GPU the judge's alone
+        assert judge.reference.expected  # inputs and results, no candidate yet
+        assert judge.reference.launched is None  # its kernels: recorded at the first check, the GPU the judge's alone
         assert judge.check(source("add_fast")).correct and not judge.check(source("add_nan")).correct
-        assert judge._observed_reference is not None
+        assert judge.reference.launched is not None
 
 
-def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a_time():
-    class OneAtATime(Judge):  # as on a GPU whose free memory holds one candidate's timing buffers
-        def _timed_at_once(self, n: int) -> int:
-            return 1
+def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a_time(monkeypatch):
+    from kernel_lab.verify import timing
 
-    with OneAtATime(source("sized_add_ref"), Settings(verify_timeout=120.0), "cpu") as judge:
+    # as on a GPU whose free memory holds one candidate's timing buffers
+    monkeypatch.setattr(timing, "at_once", lambda reference, n: 1)
+    with Judge(source("sized_add_ref"), Options(timeout=120.0), "cpu") as judge:
         fair, cheat, again = judge.check_many([source("sized_add_ref"), source("switch_when_timed"), source("sized_add_ref")])
     assert fair.correct and again.correct and fair.timing is not None and again.timing is not None, (fair.reason, again.reason)
     assert not cheat.correct and "right answers only when checked" in cheat.reason
 
 
 def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candidate_and_stops_it_on_close():
-    judge = Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu")
+    judge = Judge(source("add_ref"), Options(timeout=120.0), "cpu")
     judge.start()
     loading = judge._loading
     assert loading is not None and len(judge._spare) == judge.parallel  # candidates' processes started too
     assert loading.result(timeout=120)["params"] == ["x", "y"]  # loaded with no candidate in sight
-    reference = judge._reference
+    reference = judge.reference.worker
     assert reference is not None and reference.proc.poll() is None
     judge.close()
     reference.wait()
-    assert judge._reference is None and not judge._spare and reference.proc.returncode is not None
+    assert judge.reference.worker is None and not judge._spare and reference.proc.returncode is not None
 
 
 def test_a_judge_closed_while_its_reference_still_loads_stops_it_once_loaded():
-    judge = Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu")
+    judge = Judge(source("add_ref"), Options(timeout=120.0), "cpu")
     judge.start()
     loading = judge._loading
     judge.close()
     assert loading is not None and loading.result(timeout=120)  # it goes on loading, then is stopped
     deadline = time.monotonic() + 30
-    while judge._reference is not None and time.monotonic() < deadline:
+    while judge.reference.worker is not None and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert judge._reference is None
+    assert judge.reference.worker is None
 
 
 SPOIL_WHILE_LOADED = """
@@ -223,7 +220,7 @@ def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_write
         "def make_inputs():\n", f"def make_inputs():\n    import time\n    {stamp('make')}\n    time.sleep(0.5)\n"
     )
     honest = f"import time\n{stamp('load')}\n" + source("add_fast")
-    with Judge(reference, Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+    with Judge(reference, Options(timeout=120.0), "cpu", time=False) as judge:
         spoiler, fair = judge.check_many([SPOIL_WHILE_LOADED + source("add_fast"), honest])
     events = [line.split() for line in log.read_text().splitlines()]
     makes = [float(t) for what, t in events if what == "make"]
@@ -246,12 +243,12 @@ def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone
         )
 
     crowded, greedy = tmp_path / "crowded", tmp_path / "greedy"
-    with Judge(source("add_ref"), Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+    with Judge(source("add_ref"), Options(timeout=120.0), "cpu", time=False) as judge:
         judge.parallel = 2  # checked side by side, as on a machine with four cores or more
         again, alone, fair = judge.check_many([out_of_memory(crowded, 1), out_of_memory(greedy, 99), source("add_fast")])
     assert again.correct and fair.correct, (again.reason, fair.reason)
     assert crowded.read_text() == "x"  # one process ran out, the next one did not
-    assert not alone.correct and "OutOfMemoryError" in alone.reason and greedy.read_text() == "xx"  # tried twice
+    assert not alone.correct and alone.failure == "out_of_memory" and greedy.read_text() == "xx"  # tried twice
 
 
 def test_correct_rewrite_passes_and_is_timed(verdicts):
@@ -263,7 +260,7 @@ def test_correct_rewrite_passes_and_is_timed(verdicts):
     assert t is not None and t.repeats >= 10 and t.reference_ms > 0 and t.candidate_ms > 0
     assert t.speedup == pytest.approx(t.reference_ms / t.candidate_ms)
     assert v.summary().startswith("correct on 6 input sets") and "ms" in v.summary()
-    assert any("declares a single input shape" in n for n in v.notes)
+    assert [n.kind for n in v.notes] == ["single_shape"] and "declares a single input shape" in v.notes[0].text
 
 
 @pytest.mark.parametrize("case", ["softmax_rows", "relu6_honest", "fma16_honest", "transpose_honest"])
@@ -419,7 +416,7 @@ def test_answers_that_switch_when_timed_are_caught(verdicts):
 def test_a_slow_reference_makes_fewer_timed_calls_and_a_candidate_stale_on_some_of_its_calls_is_caught(verdicts):
     """The reference (16-element blocks) is timed a call or two a round, at places in the batch no candidate knows:
     a candidate stale on every other timed call is caught, and the right ones' calls line up with the reference's."""
-    from kernel_lab.verify.judge import CALLS_PER_BATCH, reference_calls
+    from kernel_lab.verify.timing import CALLS_PER_BATCH, reference_calls
 
     assert reference_calls([10.0] * 5, [[1.0] * 5, [2.0] * 5]) == 1 and reference_calls([3.0] * 5, [[2.0] * 5]) == 3
     assert reference_calls([1.0] * 5, [[2.0] * 5]) == CALLS_PER_BATCH == reference_calls([], [[1.0]])
@@ -458,10 +455,10 @@ def test_a_slowdown_of_kernels_far_shorter_than_their_launch_is_noted_not_held_a
     fast = Timing(1.0, 0.5, 0.01, 0.01, 2.0, True, 20, (1 << 24,))
     launch = Timing(0.004, 0.006, 0.0002, 0.0002, 0.004 / 0.006, True, 20, (4096,))  # kernels far shorter than a launch
     warning, note = slower_shapes((fast, launch))
-    assert warning is None and note is not None and "1.50× slower" in note and "not held against it" in note
+    assert warning is None and note is not None and "1.50× slower" in note.text and "not held against it" in note.text
     sleeps = Timing(0.004, 50.1, 0.0002, 0.2, 0.004 / 50.1, True, 20, (4096,))  # 50 ms more per call: its doing
     warning, note = slower_shapes((fast, launch, sleeps))
-    assert note is None and warning is not None and "on shape (4096,), though 2.00× faster on (16777216,)" in warning
+    assert note is None and warning is not None and "on shape (4096,), though 2.00× faster on (16777216,)" in warning.text
     assert slower_shapes((Timing(1.0, 1.1, 0.01, 0.01, 0.91, True, 20, (8,)), sleeps)) == (None, None)  # not faster at all
 
 
@@ -573,11 +570,12 @@ def test_tolerances_and_the_truth():
     ref = torch.linspace(-4, 4, 100)
     assert compare(ref + 3e-4, ref, 1e-4, 1e-5)[0] is None  # within 1e-5 + 1e-4 * 4
     problem, (abs_err, rel_err) = compare(ref + 1e-3, ref, 1e-4, 1e-5)
-    assert problem.startswith("differs from the reference by up to 0.001") and "tolerance 0.00041" in problem
+    assert problem.kind == "wrong_values" and problem.text.startswith("differs from the reference by up to 0.001")
+    assert "tolerance 0.00041" in problem.text
     assert rel_err == pytest.approx(abs_err / 4) and abs_err == pytest.approx(1e-3, rel=1e-3)
     inf = ref.clone()
     inf[3] = math.inf
-    assert compare(inf, inf.clone(), 1e-4, 1e-5)[0] is None and "infinite values" in compare(inf, ref, 1e-4, 1e-5)[0]
+    assert compare(inf, inf.clone(), 1e-4, 1e-5)[0] is None and "infinite values" in compare(inf, ref, 1e-4, 1e-5)[0].text
     assert near_constant(torch.zeros(10)) and not near_constant(ref)
     truth = torch.randn(4096, dtype=torch.float64) * 3
     fp16 = truth.half()  # rounded once: what an fp16 kernel computing in float32 returns
@@ -670,16 +668,19 @@ def test_the_protocol_carries_tensors_as_bytes_and_refuses_anything_else(tmp_pat
 
 
 def test_clock_and_hidden_work_checks_on_numbers():
-    from kernel_lab.verify.judge import _clock, _hidden_work
+    from kernel_lab.verify.checks import hidden_work as _hidden_work
+    from kernel_lab.verify.checks import untrusted_clock as _clock
 
     honest = {"events_ms": [1.0] * 5, "walls_ms": [1.1] * 5, "batch_ms": 40.0}
     assert _clock(honest, 45.0) is None
-    assert "does not bear out" in _clock({**honest, "batch_ms": 0.05, "walls_ms": [0.001] * 5, "events_ms": [0.001] * 5}, 45.0)
+    assert (
+        "does not bear out" in _clock({**honest, "batch_ms": 0.05, "walls_ms": [0.001] * 5, "events_ms": [0.001] * 5}, 45.0).text
+    )
     honest = ([0.05] * 10, [0.1] * 10)  # the reference: 0.05 ms from its end event until the host sees the GPU idle
     assert _hidden_work([1.0] * 10, [1.1] * 10, *honest) is None
-    assert "another CUDA stream" in _hidden_work([0.1] * 10, [2.0] * 10, *honest)
+    assert "another CUDA stream" in _hidden_work([0.1] * 10, [2.0] * 10, *honest).text
     assert _hidden_work([0.01] * 10, [0.17] * 10, [0.05] * 10, [0.2] * 10) is None  # a slow host, as the reference's
-    assert "another CUDA stream" in _hidden_work([0.01] * 10, [0.3] * 10, *honest)
+    assert "another CUDA stream" in _hidden_work([0.01] * 10, [0.3] * 10, *honest).text
 
 
 # --- on a GPU -----------------------------------------------------------------------------------------
@@ -731,7 +732,8 @@ def test_gpu_patched_events_are_caught():
 def test_a_comparison_that_runs_out_of_device_memory_is_done_on_the_cpu():
     import torch
 
-    from kernel_lab.verify.judge import on, same_bits
+    from kernel_lab.verify.reference import on
+    from kernel_lab.verify.trial import same_bits
 
     seen = []
 
@@ -763,7 +765,7 @@ UNSENDABLE_REF = SCALED_REF.replace('(3, "rows")', "object()").replace("assert t
 
 
 def test_numbers_dtypes_and_tuples_among_the_inputs_reach_each_candidate_as_made():
-    with Judge(SCALED_REF, Settings(verify_timeout=120.0), "cpu", time=False) as judge:
+    with Judge(SCALED_REF, Options(timeout=120.0), "cpu", time=False) as judge:
         right, wrong = judge.check_many([SCALED_REF, SCALED_WRONG])
     assert right.correct and right.checks >= 3, right.reason
     assert not wrong.correct and "differs" in wrong.reason, wrong.reason
@@ -778,8 +780,7 @@ def test_an_input_that_cannot_travel_is_named():
 def test_gpu_inputs_handed_over_by_cuda_ipc_are_each_candidates_own():
     # on a GPU each candidate gets the inputs as copies mapped from the judge's memory (CUDA IPC): one that
     # writes to every file it finds, or into its inputs, spoils nothing for the others judged with it
-    settings = Settings(verify_timeout=300.0)
-    with Judge(source("add_ref"), settings, "cuda", time=False) as judge:
+    with Judge(source("add_ref"), Options(timeout=300.0), "cuda", time=False) as judge:
         spoiler, inplace, fair = judge.check_many([source("spoil_inputs"), source("add_inplace"), source("add_fast")])
         again = judge.check(source("add_fast"))
     assert spoiler.correct and fair.correct and again.correct, (spoiler.reason, fair.reason, again.reason)
@@ -821,7 +822,7 @@ def test_a_timed_calls_fingerprint_samples_a_large_output_and_still_tells_a_wron
     """A timed call fingerprints SAMPLED elements of a larger output: outputs within tolerance agree, and one wrong
     on 1 in 10,000 elements (or stale: another call's inputs) does not, under every secret tried."""
     torch = pytest.importorskip("torch")
-    from kernel_lab.verify.judge import fingerprints_agree
+    from kernel_lab.verify.checks import fingerprints_agree
     from kernel_lab.verify.sandbox import SAMPLED, _fingerprint
 
     g = torch.Generator().manual_seed(5)

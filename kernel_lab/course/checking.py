@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 CORRECT_POINTS = 40  # out of 100: the rest is the target
 CPU_SEEDS, GPU_SEEDS = 1, 3  # the judge adds odd shapes and value variants to the declared ones
 #: a speedup the judge finds suspicious (over 10x) is accepted up to the lesson's plausible bound
-SUSPICIOUS = re.compile(r"faster than the reference: a speedup over", re.IGNORECASE)
 STILL_THERE = 0.03  # a kind the target wants gone still counts when the conductor scores it at least this
 MAIN_SHARE = 0.1  # ... in a kernel that takes at least this share of the version's time
 
@@ -254,7 +253,8 @@ def _recorded_speedup(lesson: Lesson, ex: Fix, f: Facts) -> float | None:
 def _accepted(verdict: Verdict, ex: Fix) -> list[str]:
     """The judge's warnings that still stand (a speedup over 10x is fine up to the lesson's plausible bound)."""
     speedup = verdict.timing.speedup if verdict.timing else None
-    return [w for w in verdict.warnings if not (SUSPICIOUS.search(w) and speedup is not None and speedup <= ex.plausible_speedup)]
+    plausible = speedup is not None and speedup <= ex.plausible_speedup
+    return [w.text for w in verdict.warnings if not (w.kind == "suspicious_speedup" and plausible)]
 
 
 def _graded(status: str, gpu: bool) -> tuple[int, str]:

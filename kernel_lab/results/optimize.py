@@ -8,7 +8,7 @@ from typing import Any
 
 from kernel_lab.errors import KernelLabError
 from kernel_lab.frontend import Cell, Reply, mimebundle, set_cell
-from kernel_lab.loop import OptimizeRun
+from kernel_lab.loop import OptimizeRun, Stop
 from kernel_lab.session import Session, Version
 
 NO_CELL = (
@@ -26,14 +26,15 @@ class OptimizeResult:
     """
 
     session: Session
-    stopped: str  # why the loop ended
+    stopped: str  # why the loop ended, in words
     notes: tuple[str, ...] = ()  # what the user must know about how it ran (replay, CPU)
     cell: Cell | None = None  # the notebook cell that ran %%optimize, when known
+    stop: Stop | None = None  # why the loop ended, typed (its kind: kernel_lab.loop.steps.STOPS)
 
     @classmethod
     def of(cls, run: OptimizeRun, cell: Cell | None = None) -> OptimizeResult:
         """The result of a run of the loop, for the notebook ``cell`` that ran it (when known)."""
-        return cls(run.session, run.stopped, run.notes, cell)
+        return cls(run.session, run.stopped, run.notes, cell, run.stop)
 
     @property
     def best(self) -> Version:

@@ -6,6 +6,8 @@ subprocess (:mod:`kernel_lab.verify.sandbox`, started by :mod:`kernel_lab.verify
 
 from __future__ import annotations
 
-from kernel_lab.verify.judge import Judge, Judging, Timing, Verdict, verify
+from kernel_lab.verify.findings import Finding
+from kernel_lab.verify.judge import Judge, Judging, Options, Phase, verify
+from kernel_lab.verify.verdict import Timing, Verdict
 
-__all__ = ["Judge", "Judging", "Timing", "Verdict", "verify"]
+__all__ = ["Finding", "Judge", "Judging", "Options", "Phase", "Timing", "Verdict", "verify"]

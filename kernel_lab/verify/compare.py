@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -40,6 +40,16 @@ TRUTH_FLOOR_ULPS = {torch.float64: 16, torch.float32: 16, torch.float16: 1, torc
 _TF32 = re.compile(r"allow_tf32\s*=\s*True|set_float32_matmul_precision\(\s*['\"](high|medium)")
 
 Errors = tuple[float, float]  # (max abs error, max rel error)
+
+
+class Problem(NamedTuple):
+    """What is wrong with an output: its failure kind (:data:`kernel_lab.verify.findings.FAILURES`) and in words."""
+
+    kind: str
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def uses_tf32(source: str) -> bool:
@@ -90,28 +100,31 @@ def _passes(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> 
     return max_abs, max_abs / scale if scale else (0.0 if max_abs == 0 else math.inf)
 
 
-def compare(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> tuple[str | None, Errors | None]:
+def compare(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> tuple[Problem | None, Errors | None]:
     """(what is wrong or None, (max abs error, max rel error)) of one output against the reference's.
 
     The errors are None where they are not defined (another shape or dtype, NaN or inf mismatch).
     """
     if got.shape != want.shape:
-        return f"has shape {tuple(got.shape)} but the reference's has shape {tuple(want.shape)}", None
+        return Problem("wrong_shape", f"has shape {tuple(got.shape)} but the reference's has shape {tuple(want.shape)}"), None
     if got.dtype != want.dtype:
-        return f"has dtype {got.dtype} but the reference's has {want.dtype}: keep the precision the reference declares", None
+        said = f"has dtype {got.dtype} but the reference's has {want.dtype}: keep the precision the reference declares"
+        return Problem("wrong_shape", said), None
     if (passed := _passes(got, want, rtol, atol)) is not None:
         return None, passed
     g, w = _real(got), _real(want)
     if (bad := g.isnan() & ~w.isnan()).any():
-        return (
+        said = (
             f"has {int(bad.sum())} NaN values where the reference has numbers (first at index {_index(bad)}): "
             "elements left unwritten, or invalid math"
-        ), None
+        )
+        return Problem("nan_mismatch", said), None
     if (bad := w.isnan() & ~g.isnan()).any():
-        return f"has numbers where the reference has NaN (first at index {_index(bad)})", None
+        return Problem("nan_mismatch", f"has numbers where the reference has NaN (first at index {_index(bad)})"), None
     if (bad := (g.isinf() | w.isinf()) & (g != w)).any():
         i = tuple(_index(bad))
-        return f"has infinite values unlike the reference (index {list(i)}: {g[i]:g} instead of {w[i]:g})", None
+        said = f"has infinite values unlike the reference (index {list(i)}: {g[i]:g} instead of {w[i]:g})"
+        return Problem("nan_mismatch", said), None
     finite = w.isfinite()
     diff = (g - w).abs().where(finite, 0.0)
     max_abs = float(diff.max()) if diff.numel() else 0.0
@@ -125,7 +138,7 @@ def compare(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> 
             f"{w[i]:.6g}), more than the tolerance {allowed:.3g} = atol {atol:g} + rtol {rtol:g} × max|reference| "
             f"{scale:.3g}"
         )
-        return problem, errors
+        return Problem("wrong_values", problem), errors
     return None, errors
 
 

@@ -143,14 +143,14 @@ def serve(
     requests: int,
     replies: int,
     handlers: Mapping[str, Callable[..., Answer | list[Answer]]],
-    failed: Callable[[Exception], str | None],
+    failed: Callable[[Exception], dict[str, Any] | None],
 ) -> int:
     """A worker's loop: answer each request (``{"cmd": name, **arguments}``, and ``tensors=[...]`` when it carries
     some) with its handler's message (a header, or a header and tensors) or list of messages, until the judge
     closes the pipe; returns the exit status.
 
-    An exception a handler raises is answered ``{"error": failed(exc)}`` when ``failed`` names it, and ends
-    the worker when ``failed`` returns None."""
+    An exception a handler raises is answered with the header ``failed(exc)`` gives (``{"error": ..., "kind": ...}``),
+    and ends the worker when ``failed`` returns None."""
     while True:
         try:
             request, tensors = receive(requests)
@@ -164,7 +164,7 @@ def serve(
         except Exception as exc:
             if (said := failed(exc)) is None:
                 raise
-            send(replies, {"error": said})
+            send(replies, said)
             continue
         for message in answer if isinstance(answer, list) else [answer]:
             header, sent = message if isinstance(message, tuple) else (message, None)

@@ -33,6 +33,7 @@ import torch  # noqa: E402 - after the clock is taken
 from kernel_lab import fastbuild, interpreter  # noqa: E402
 from kernel_lab.builds import use_folder_for  # noqa: E402
 from kernel_lab.cells import describe, execute  # noqa: E402
+from kernel_lab.interpreter import cannot_run  # noqa: E402
 from kernel_lab.models import LaunchRecord  # noqa: E402
 from kernel_lab.profiling.launches import watch  # noqa: E402
 from kernel_lab.verify import handover, protocol  # noqa: E402
@@ -57,7 +58,27 @@ _elapsed = getattr(getattr(torch._C, "_CudaEventBase", None), "elapsed_time", No
 
 
 class Fail(Exception):
-    """What went wrong in the cell, in one line."""
+    """What went wrong in the cell, in one line, and its failure kind (:data:`kernel_lab.verify.findings.FAILURES`)."""
+
+    def __init__(self, message: str, kind: str = "runtime_error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    def header(self) -> dict[str, Any]:
+        """The answer the judge gets: the message and its kind."""
+        return {"error": str(self), "kind": self.kind}
+
+
+def failure_kind(exc: BaseException) -> str:
+    """The failure kind of an exception the cell raised."""
+    names = {type(e).__name__ for e in (exc, exc.__cause__) if e is not None}
+    if cannot_run(exc) is not None:
+        return "cannot_run"
+    if "OutOfMemoryError" in names or "out of memory" in str(exc).lower():
+        return "out_of_memory"
+    if names & {"CompilationError", "CompileTimeAssertionFailure", "SyntaxError"}:
+        return "compile_error"
+    return "runtime_error"
 
 
 class Cell:
@@ -71,19 +92,22 @@ class Cell:
         try:
             compile(source, str(path), "exec")
         except SyntaxError as exc:
-            raise Fail(f"does not compile: {describe(exc, str(path))}") from None
+            raise Fail(f"does not compile: {describe(exc, str(path))}", "compile_error") from None
         try:
             self.namespace = execute(source, str(path), {"__name__": f"kernel_lab_{who}", "__file__": str(path)})
         except BaseException as exc:  # noqa: BLE001 - any failure of the cell is the answer
-            raise Fail(f"raised {describe(exc, str(path))} while loading") from None
+            kind = failure_kind(exc)
+            raise Fail(
+                f"raised {describe(exc, str(path))} while loading", "load_error" if kind == "runtime_error" else kind
+            ) from None
         if not callable(self.namespace.get("run")):
-            raise Fail("defines no run(*inputs) function: a cell needs make_inputs() and run(*inputs)")
+            raise Fail("defines no run(*inputs) function: a cell needs make_inputs() and run(*inputs)", "load_error")
 
     def run(self, inputs: tuple) -> Any:
         try:
             return self.namespace["run"](*inputs)
         except BaseException as exc:  # noqa: BLE001
-            raise Fail(f"raised {describe(exc, str(self.path))}") from None
+            raise Fail(f"raised {describe(exc, str(self.path))}", failure_kind(exc)) from None
 
 
 # --- memory: poison, flush, synchronize ---------------------------------------------------------------
@@ -145,7 +169,7 @@ def leaves(value: Any) -> list[torch.Tensor]:
         return [t for v in value for t in leaves(v)]
     if isinstance(value, (bool, int, float)):
         return [torch.tensor(value, dtype=torch.float64 if isinstance(value, float) else None)]
-    raise Fail(f"returned a {type(value).__name__}: run must return a tensor or a tuple of tensors")
+    raise Fail(f"returned a {type(value).__name__}: run must return a tensor or a tuple of tensors", "wrong_shape")
 
 
 def device_of(values: tuple) -> torch.device:
@@ -292,7 +316,8 @@ class Sandbox:
         ):
             raise Fail(  # github.com/triton-lang/triton/issues/11584
                 "uses bfloat16 tensors, which Triton's CPU interpreter computes wrongly (on the raw bits): the cell needs"
-                " a GPU (or float32 inputs when there is none)"
+                " a GPU (or float32 inputs when there is none)",
+                "cannot_run",
             )
         in_place = changed(work, inputs)
         expected = tensors + [work[i] for i in in_place]
@@ -651,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
         "warm": warm_up,
     }
     handlers = {name: answering(handler) for name, handler in handlers.items()}
-    return protocol.serve(args.requests, args.replies, handlers, lambda exc: str(exc) if isinstance(exc, Fail) else None)
+    return protocol.serve(args.requests, args.replies, handlers, lambda exc: exc.header() if isinstance(exc, Fail) else None)
 
 
 if __name__ == "__main__":

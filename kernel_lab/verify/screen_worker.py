@@ -37,6 +37,7 @@ from kernel_lab.verify.sandbox import (  # noqa: E402
     Sandbox,
     clone,
     device_of,
+    failure_kind,
     leaves,
     synchronize,
     warm_triton,
@@ -107,14 +108,16 @@ class Screening:
         got = leaves(cell.run(clone(self.inputs)))
         synchronize(device_of(self.inputs))
         if len(got) != len(self.expected):
-            raise Fail(f"returned {len(got)} outputs, the original {len(self.expected)}")
+            raise Fail(f"returned {len(got)} outputs, the original {len(self.expected)}", "wrong_shape")
         for i, (g, want) in enumerate(zip(got, self.expected)):
             if g.shape != want.shape or g.dtype != want.dtype:
-                raise Fail(f"output {i} is {g.dtype} {tuple(g.shape)}, the original's {want.dtype} {tuple(want.shape)}")
+                raise Fail(
+                    f"output {i} is {g.dtype} {tuple(g.shape)}, the original's {want.dtype} {tuple(want.shape)}", "wrong_shape"
+                )
             r, a = tolerance(want.dtype, self.tf32, rtol, atol)
             wrong, _ = compare(g, want, r, a)  # on the device: seconds on the CPU for large outputs
             if wrong:
-                raise Fail(f"output {i}: {wrong}")
+                raise Fail(f"output {i}: {wrong.text}", wrong.kind)
         self.variants[id] = cell
         return {"id": id, "first_ms": (_perf() - started) * 1e3}
 
@@ -185,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     # a variant that breaks is an answer, not the end of the screen
     return protocol.serve(
-        args.requests, args.replies, handlers, lambda exc: str(exc) if isinstance(exc, Fail) else describe(exc, "the cell")
+        args.requests,
+        args.replies,
+        handlers,
+        lambda exc: exc.header() if isinstance(exc, Fail) else {"error": describe(exc, "the cell"), "kind": failure_kind(exc)},
     )
 
 

@@ -6,8 +6,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-#: A speedup above this is flagged for a second look.
-SUSPICIOUS_SPEEDUP = 10.0
+from kernel_lab.verify.findings import Finding
+
 #: A speedup counts only when the interquartile ranges do not overlap and it is larger than this.
 MIN_SIGNIFICANT_CHANGE = 0.02
 
@@ -52,21 +52,24 @@ class Timing:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Whether a candidate is correct (``reason`` says why not, or "ok"), what blocks it, how fast it is.
+    """Whether a candidate is correct (``reason`` says why not, or "ok"; ``failure`` is its kind, one of
+    :data:`kernel_lab.verify.findings.FAILURES`), what blocks it, how fast it is.
 
     ``warnings`` block the candidate: it is never chosen as the best version or offered for Apply until the
-    user confirms it. ``notes`` only inform (what could not be checked, input sets skipped).
+    user confirms it. ``notes`` only inform (what could not be checked, input sets skipped). Both are typed
+    findings: switch on their ``kind``, show their ``text``.
     """
 
     correct: bool
     reason: str
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Finding, ...] = ()
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     checks: int = 0  # input sets compared
     timing: Timing | None = None  # the headline: the largest declared shape
     shapes: tuple[Timing, ...] = ()  # every declared shape
-    notes: tuple[str, ...] = ()
+    notes: tuple[Finding, ...] = ()
+    failure: str | None = None  # why it is not correct, as a kind
 
     @property
     def flagged(self) -> bool:

@@ -32,7 +32,12 @@ SCREEN = "kernel_lab.verify.screen_worker"
 
 
 class Stopped(Exception):
-    """A process ran past the deadline, died, or broke the protocol; the message says which, in words."""
+    """A process ran past the deadline, died, broke the protocol, or its cell failed; the message says which, in
+    words, and ``kind`` as a failure kind (:data:`kernel_lab.verify.findings.FAILURES`)."""
+
+    def __init__(self, message: str, kind: str = "crash") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class Worker:
@@ -109,7 +114,7 @@ class Worker:
             return protocol.receive(self.replies, deadline=deadline)
         except protocol.Timeout:
             self.close()
-            raise Stopped(f"the {self.who} did not finish within {self.timeout:g} s {where}") from None
+            raise Stopped(f"the {self.who} did not finish within {self.timeout:g} s {where}", "timeout") from None
         except (protocol.ProtocolError, OSError):
             raise Stopped(self._ended(where)) from None
 
@@ -124,7 +129,9 @@ class Worker:
         """The answer to a request sent earlier, as :meth:`answer` gives it."""
         header, tensors = self.more(deadline, where)
         if "error" in header:
-            raise Stopped(f"the {self.who} {header['error']}" + ("" if located else f" {where}"))
+            raise Stopped(
+                f"the {self.who} {header['error']}" + ("" if located else f" {where}"), header.get("kind", "runtime_error")
+            )
         return header, tensors
 
     def _ended(self, where: str) -> str:
@@ -132,7 +139,7 @@ class Worker:
             status = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.close()
-            return f"the {self.who} broke off talking to the judge {where}"
+            return f"the {self.who} broke off talking to the judge {where}"  # a crash, as far as a verdict goes
         lines = [s.strip() for s in self.log.read_text(errors="replace").splitlines() if s.strip()]
         last = f": {lines[-1][:300]}" if lines else ""
         if status < 0:
