@@ -14,7 +14,7 @@ from test_notebook import execute, outputs
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.display.versions import version_view
-from kernel_lab.loop.run import carried
+from kernel_lab.loop.roof import carried
 from kernel_lab.profiling.replay import ReplayProfiler
 from kernel_lab.profiling.replay import load as load_recorded
 from kernel_lab.rewrite.base import Candidate, Explored
