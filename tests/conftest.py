@@ -57,3 +57,26 @@ def run_python(*args: str, env: dict | None = None, cwd: Path | None = None, tim
     return subprocess.run(
         [sys.executable, *args], check=False, capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout
     )
+
+
+H200 = ROOT / "tests" / "data" / "h200"
+
+
+@pytest.fixture(scope="session")
+def h200(tmp_path_factory):
+    """The reports recorded on the H200 (tests/data/h200), unpacked once and checked against their digests: the
+    path of a cell's report by its name (its launch record lies beside it)."""
+    import hashlib
+    import tarfile
+
+    folder = tmp_path_factory.mktemp("h200")
+    with tarfile.open(H200 / "records.tar.xz") as archive:
+        archive.extractall(folder, filter="data")
+    for line in (H200 / "reports.sha256").read_text().splitlines():
+        digest, name = line.split()
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest, f"{name} is not as recorded"
+
+    def path(name: str) -> Path:
+        return folder / f"{name}.ncu-rep"
+
+    return path

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel_lab.rewrite.base import Measured
 from kernel_lab.rewrite.launch import Launch, apply, launches, parameter_only
 from kernel_lab.rewrite.search import observed
 from kernel_lab.rewrite.space import current, neighbours, space
@@ -88,3 +89,23 @@ def test_no_variant_the_screen_passes_is_wrong_on_the_cpu(name):
         got = screen.measure(variants)
     wrong = [(c, why) for c, why in zip(variants, got.reasons) if why]
     assert not wrong, [why for _, why in wrong]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_corpus_kernel_recorded_on_the_h200_is_diagnosed_and_its_launches_read(h200, name):
+    """Replay: the H200 report of each corpus cell is diagnosed, and its launch record holds the values the search
+    reads for the knobs the cell computes (what the screen would see them run with)."""
+    import kernel_lab
+    from kernel_lab.cells import kernel_names
+
+    result = kernel_lab.diagnose(h200(name))
+    assert result.diagnoses and all(d.bottlenecks for d in result.diagnoses), name
+    own = set(kernel_names(cell(name)))
+    assert {d.kernel.name for d in result.diagnoses} <= own, name
+    record = result.profile.record
+    assert record is not None and {x.kernel for x in record.launches} <= own and record.inputs
+    ran = {x.kernel: {n: v for n, v in x.args if type(v) is int} for x in record.launches}
+    for launch in launches(cell(name)):
+        if launch.kernel in ran:
+            observed(launch, Measured(launched=ran))
+            assert all(k.value is not None for k in launch.knobs.values() if k.tunable), (name, launch.kernel)
