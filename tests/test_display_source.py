@@ -198,7 +198,7 @@ def test_a_static_html_export_keeps_the_indentation_and_says_where_the_kernel_st
     nb.cells = [nbformat.v4.new_code_cell("%%profile", outputs=[output])]
     body, _ = HTMLExporter().from_notebook_node(nb)
     assert "    tl.store(out_ptr + i, tl.load(x_ptr + src, mask=mask), mask=mask)" in code_lines(body)
-    assert "strided_copy_kernel (launch 0): no floating-point work; DRAM at 25% of its bandwidth" in body
+    assert "strided_copy_kernel (launch 0): no floating-point work; at 25% of the DRAM roof (DRAM bytes moved)" in body
 
 
 def test_a_hot_line_in_library_code_says_it_was_inlined_into_the_kernel():
