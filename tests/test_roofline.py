@@ -65,6 +65,11 @@ def test_a_kernel_without_roofline_metrics_gets_a_note_not_a_point():
     r = roofline(k)
     assert r.flop_rate == 0 and r.label() == "no roofline metrics in this report"
     assert any("memory-throughput" in n for n in r.notes)
+    from kernel_lab.display.roofline import figure
+
+    fig = figure([r, roofline(kernel("memory_bound"))])
+    assert f"{r.kernel}: no roofline metrics in this report" in fig.layout.title.text  # said under the title, not cut
+    assert fig.layout.margin.t > 60
 
 
 def test_compare_the_bank_conflict_fix():

@@ -59,15 +59,12 @@ def figure(
         _roofline(fig, flops or rooflines, styles, top or {}, arrows)
     if bandwidth:
         _bandwidth(fig, bandwidth, styles, row=2 if both else 1, alone=not flops)
-    if unplaced:
-        fig.add_annotation(
-            text="<br>".join(unplaced), xref="paper", yref="paper", x=0, y=-0.3, yanchor="top", showarrow=False, align="left"
-        )
-    fig.update_layout(
-        title=title if flops or not bandwidth else f"{title}: no floating-point work, so bandwidth against each level's roof",
+    heading = title if flops or not bandwidth else f"{title}: no floating-point work, so bandwidth against each level's roof"
+    fig.update_layout(  # kernels that cannot be placed say why under the title
+        title="<br>".join([heading, *(f"<span style='font-size: 12px'>{u}</span>" for u in unplaced)]),
         template="plotly_white",
         height=(800 if both else 460) + LEGEND_ROW_PX * _legend_rows(fig) + 18 * len(unplaced),
-        margin={"l": 70, "r": 30, "t": 60, "b": 40 + 18 * len(unplaced)},
+        margin={"l": 70, "r": 30, "t": 60 + 18 * len(unplaced), "b": 40},
         legend=LEGEND,
         barmode="group",
     )
