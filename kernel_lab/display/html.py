@@ -69,7 +69,7 @@ MORE: dict[str, tuple[str, Callable[[dict], str]]] = {
     "block_size": ("block", lambda row: f"{row['block_size']:,.0f}"),
     "waves": ("waves", lambda row: f"{row['waves']:.2f}"),
     "registers_per_thread": ("regs", lambda row: f"{row['registers_per_thread']:.0f}"),
-    "shared_mem_per_block": ("smem", lambda row: fmt(row["shared_mem_per_block"], "byte")),
+    "shared_mem_per_block": ("smem B", lambda row: f"{row['shared_mem_per_block']:,.0f}"),
     "theoretical_occupancy_pct": ("theoretical %", lambda row: f"{row['theoretical_occupancy_pct']:.0f}"),
     "occupancy_limiter": ("limited by", lambda row: row["occupancy_limiter"]),
     "dram_bytes": ("DRAM bytes", lambda row: fmt(row["dram_bytes"], "byte")),
