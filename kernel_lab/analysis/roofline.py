@@ -36,7 +36,7 @@ the FP16 roof by their register moves. So:
 * Without them, half instructions count only when they outnumber the FP32 ones :data:`HALF_WORK` times, and
   without FP32 instructions they are taken at their word. That places every recorded report of the package and
   the course as the SASS does, and of tests/data/suite's kernels all but nine with many register moves and few
-  or no FP32 instructions (sorting networks, a histogram: tests/test_precision.py names them).
+  or no FP32 instructions (sorting networks, a histogram: tests/test_precision.py checks four of them).
 """
 
 from __future__ import annotations
