@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -28,7 +29,10 @@ def _suite_progress(cells: dict) -> None:
     line = " · ".join(f"{n} {state}" for state, n in counts.items() if n) + (
         f" | best so far: {', '.join(best[-3:])}" if best else ""
     )
-    sys.stderr.write(("\r\033[K" if sys.stderr.isatty() else "") + line + ("" if sys.stderr.isatty() else "\n"))
+    if sys.stderr.isatty():  # rewritten in place: no longer than the terminal is wide
+        sys.stderr.write("\r\033[K" + line[: shutil.get_terminal_size().columns - 1])
+    else:
+        sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
 
@@ -46,8 +50,9 @@ class _Events:
         self.progress.add(event)
         if event.state == "note":
             return
-        if self.live:
-            sys.stderr.write("\r\033[K" + event.message + "\n\033[K" + self.progress.line()[:150] + "\r")
+        if self.live:  # the status line fits the terminal, or the carriage return could not rewrite it in place
+            width = shutil.get_terminal_size().columns - 1
+            sys.stderr.write("\r\033[K" + event.message + "\n\033[K" + self.progress.line()[:width] + "\r")
         else:
             sys.stderr.write(event.message + "\n")
         sys.stderr.flush()

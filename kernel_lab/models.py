@@ -71,6 +71,13 @@ class Kernel:
     source_files: Mapping[str, str] = field(default_factory=dict)
     opcodes: Mapping[str, float] = field(default_factory=dict)  # SASS opcode -> warp instructions
     sections: Mapping[str, str] = field(default_factory=dict)  # metric -> section id showing it
+    #: metric -> its values, for metrics Nsight Compute records per instance (per SASS PC, per opcode, per block
+    #: size, ...); ``metrics`` holds the one value ncu gives for the whole, which for some is a meaningless sum
+    arrays: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    #: op ("hadd", "hmul", "hfma") -> thread instructions Nsight Compute counts as half-precision FLOPs that the SASS
+    #: shows do no arithmetic (a zero-register factor or addend: register moves, fp16-to-fp32 conversions); None
+    #: where the report has no per-instruction counters (no SourceCounters section)
+    not_flops: Mapping[str, float] | None = None
 
     def get(self, metric: str) -> float | None:
         """The metric's value, or None when it was not collected."""

@@ -118,6 +118,19 @@ def test_a_long_file_shows_the_lines_around_its_hot_ones():
     assert 373 in numbers and 100 not in numbers
 
 
+def test_an_array_metric_shows_as_its_values_not_as_their_sum():
+    """Nsight Compute's one value for the occupancy curve (% per block size) is the sum of its 65 points."""
+    df = api.diagnose(samples.report("memory_bound")).df
+    curve = df[df.metric == "derived__pct_occupancy_per_block_size"].iloc[0]
+    assert curve.value == sum(curve.instances) == 5706 and len(curve.instances) == 65 and max(curve.instances) == 100
+    assert df[df.metric == "launch__grid_size"].instances.item() is None  # a plain value has none
+    table = metrics.table(df)
+    shown = dict(zip(table.metric, table.value))
+    assert shown["derived__pct_occupancy_per_block_size"] == "65 values, 50% to 100%"
+    assert shown["thread_inst_executed"] == "41 values, each 2,097,152 inst"  # one per SASS PC
+    assert not any(v.endswith("%") and float(v.rstrip("%").replace(",", "")) > 200 for v in shown.values() if "values" not in v)
+
+
 def test_the_metrics_tab_opens_on_throughput_with_readable_numbers():
     df = api.diagnose(samples.report("uncoalesced_global")).df
     assert df.metric.iloc[0].startswith("c2clink") and "section0" in set(df.section)  # what the raw table opened on
@@ -198,7 +211,7 @@ def test_a_static_html_export_keeps_the_indentation_and_says_where_the_kernel_st
     nb.cells = [nbformat.v4.new_code_cell("%%profile", outputs=[output])]
     body, _ = HTMLExporter().from_notebook_node(nb)
     assert "    tl.store(out_ptr + i, tl.load(x_ptr + src, mask=mask), mask=mask)" in code_lines(body)
-    assert "strided_copy_kernel (launch 0): no floating-point work; DRAM at 25% of its bandwidth" in body
+    assert "strided_copy_kernel (launch 0): no floating-point work; at 25% of the DRAM roof (DRAM bytes moved)" in body
 
 
 def test_a_hot_line_in_library_code_says_it_was_inlined_into_the_kernel():

@@ -6,11 +6,12 @@ import math
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 
 import pytest
 from conftest import run_python
 
-from kernel_lab import api, samples
+from kernel_lab import api, course, samples
 from kernel_lab.analysis.roofline import LEVELS, roofline
 from kernel_lab.profiling import report
 
@@ -38,7 +39,7 @@ def test_vector_add_by_hand_and_near_the_dram_roof():
     assert r.intensity("DRAM") == pytest.approx(1 / 12, rel=0.15)
     assert r.memory["DRAM"].value == pytest.approx(dram_peak) and r.memory["DRAM"].source == "report"
     share = flops / (flops / dram * dram_peak)
-    assert r.label() == f"at {share:.0%} of the DRAM roof"
+    assert r.label() == f"at {share:.0%} of the DRAM roof (DRAM bytes moved)"
     assert share >= 0.75
 
 
@@ -64,6 +65,11 @@ def test_a_kernel_without_roofline_metrics_gets_a_note_not_a_point():
     r = roofline(k)
     assert r.flop_rate == 0 and r.label() == "no roofline metrics in this report"
     assert any("memory-throughput" in n for n in r.notes)
+    from kernel_lab.display.roofline import figure
+
+    fig = figure([r, roofline(kernel("memory_bound"))])
+    assert f"{r.kernel}: no roofline metrics in this report" in fig.layout.title.text  # said under the title, not cut
+    assert fig.layout.margin.t > 60
 
 
 def test_compare_the_bank_conflict_fix():
@@ -132,17 +138,43 @@ def test_labels_of_close_kernels_do_not_overlap():
     assert _label_places(far, short, (0.01, 10_000.0), (0.003, 1400.0)) == ["top center"] * 3
     edge = [(0.01, 0.1)]  # on the left edge: centred above, half the label would be cut off
     assert _label_places(edge, short[:1], (0.01, 10_000.0), (0.003, 1400.0)) == ["middle right"]
+    corner = [(0.01, 1400.0)]  # in the top left corner: no place inside the plot, so no label (the legend names it)
+    assert _label_places(corner, ["a long kernel name<br>at 92% of the DRAM roof"], (0.01, 10_000.0), (0.003, 1400.0)) == [None]
 
 
-def test_the_chart_names_each_labelled_kernel_once_and_every_kernel_on_hover():
-    from kernel_lab.display.roofline import figure
+def test_no_label_covers_a_marker():
+    from kernel_lab.display.roofline import _label_places
+
+    label = ["k<br>at 92% of the DRAM roof"]
+    assert _label_places([(1.0, 1.0)], label, (0.01, 100.0), (0.01, 100.0)) == ["top center"]
+    above = [(1.0, 1.0), (1.0, 1.4)]  # another kernel's marker just above the point: the label goes below
+    assert _label_places([(1.0, 1.0)], label, (0.01, 100.0), (0.01, 100.0), markers=above) == ["bottom center"]
+
+
+def test_the_chart_names_every_kernel_in_its_legend_and_on_hover():
+    from kernel_lab.display.roofline import KERNEL_COLORS, figure
 
     names = ("memory_bound", "launch_overhead", "low_occupancy_shared", "low_occupancy_registers", "small_grid", "bf16_gemm")
     points = [roofline(k) for name in names for k in report.load(samples.report(name)).kernels]
-    (dram,) = [t for t in figure(points).data if t.name == "kernels (DRAM intensity)"]
-    assert len(dram.hovertext) == len(points) and all(dram.hovertext)  # every kernel says what it is on hover
-    shown = [t for t in dram.text if t]
+    fig = figure(points)
+    kernels = [t for t in fig.data if t.name in {r.kernel for r in points}]
+    assert [t.name for t in kernels] == [r.kernel for r in points]  # a legend entry each, in order
+    assert len({t.marker.color for t in kernels}) == len(points) and {t.marker.color for t in kernels} <= set(KERNEL_COLORS)
+    for t, r in zip(kernels, points, strict=True):
+        assert list(t.marker.symbol) == ["circle", "diamond", "square"][: len(t.x)]  # DRAM, L2, L1: one marker each
+        assert all(h.startswith(f"<b>{r.kernel}</b>") for h in t.hovertext)  # every marker says whose it is
+    shown = [text for t in kernels for text in t.text if text]
     assert 1 <= len(shown) < len(points) and len(set(shown)) == len(shown)  # crowded points: some go unlabelled
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.yref == "container"  # under the plot
+
+
+def test_a_name_that_repeats_says_its_launch():
+    from kernel_lab.display.roofline import figure
+
+    points = [roofline(k) for k in report.load(course.report("07_reductions", "reference")).kernels]
+    twice = [replace(points[0], launch=0), replace(points[0], launch=3)]
+    names = [t.name for t in figure(twice).data if t.name and t.name.startswith(points[0].kernel)]
+    assert names == [f"{points[0].kernel} (launch 0)", f"{points[0].kernel} (launch 3)"]
 
 
 def figures():
@@ -216,5 +248,5 @@ def test_no_label_crosses_a_compute_roof():
     assert _label_places([(600.0, 700.0)], label, (8.0, 2500.0), (60.0, 9000.0)) == ["top center"]
     assert _label_places([(600.0, 700.0)], label, (8.0, 2500.0), (60.0, 9000.0), roofs=[886.0]) == ["bottom center"]
     r = roofline(kernel("bf16_gemm"))
-    (dram,) = [t for t in figure([r]).data if t.name == "kernels (DRAM intensity)"]
-    assert dram.textposition == ("bottom center",)
+    (gemm,) = [t for t in figure([r]).data if t.name == "matmul_kernel"]
+    assert gemm.textposition[0] == "bottom center" and gemm.text[0].startswith("matmul_kernel<br>at 76% of the Tensor")

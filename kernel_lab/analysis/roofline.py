@@ -18,6 +18,25 @@ Exact metrics (the same arithmetic Nsight Compute's roofline sections use):
   L1 128 x ``l1tex__lsu_writeback_active_mem_lgds.sum.peak_sustained`` x ``l1tex__cycles_elapsed.avg.per_second``.
 
 Arithmetic intensity = achieved FLOP/s / achieved bytes/s of a level (= FLOPs / bytes).
+
+The kernel's precision is the one doing the most FLOPs, after setting aside half-precision instructions that
+do no arithmetic. Nsight Compute counts every HFMA2/HADD2/HMUL2 as half work, but compilers emit them for other
+things: ``HFMA2.MMA R0, -RZ, RZ, 0, 0`` puts a constant in a register (-0 x 0 + 0) and ``HADD2.F32 R1, -RZ,
+R2.H0_H0`` converts an fp16 value to fp32. Counted as FLOPs (x4 and x2, packed), they put fp32 kernels on the
+FP16 roof: lesson 1's naive add executes 2,097,152 HFMA2 (all the first idiom: the zero a masked load fills)
+and 2,097,152 FADD warp instructions, so it had twice as many "FP16" FLOPs as FP32 ones; lesson 5's rank-1
+matmul, 2,214,592,512 HADD2 (all conversions of its fp16 tiles) against 2,147,483,648 FFMA; and in
+tests/data/suite, sorting networks, histograms and int16 kernels with no floating-point work at all land on
+the FP16 roof by their register moves. So:
+
+* With the report's SASS counters (SourceCounters, which Kernel Lab collects), the instructions with a zero
+  register among their two first sources (``Kernel.not_flops``) are taken out of the half counts: what is
+  left is arithmetic, as in the suite's half2 GEMM (8.6e9 HFMA2 thread instructions, 17 times its FP32 ones)
+  and its fp16 Horner polynomial (no FP32 instructions).
+* Without them, half instructions count only when they outnumber the FP32 ones :data:`HALF_WORK` times, and
+  without FP32 instructions they are taken at their word. That places every recorded report of the package and
+  the course as the SASS does, and of tests/data/suite's kernels all but nine with many register moves and few
+  or no FP32 instructions (sorting networks, a histogram: tests/test_precision.py checks four of them).
 """
 
 from __future__ import annotations
@@ -61,6 +80,8 @@ TENSOR_PATHS = {
     ),
 }
 LEVELS = ("L1", "L2", "DRAM")
+#: half-precision (non-tensor) instructions are the kernel's work only at this many times its FP32 ones or more
+HALF_WORK = 2.0
 
 
 @dataclass(frozen=True)
@@ -105,13 +126,21 @@ class KernelRoofline:
         return (rate / mem.value, level) if mem is not None and rate else None
 
     def label(self, level: str = "DRAM") -> str:
-        """'at 86% of the DRAM roof', or what can be said without FLOPs or ceilings."""
+        """'at 86% of the DRAM roof (DRAM bytes moved)', or what can be said without FLOPs or ceilings."""
         reached = self.reached(level)
         if reached is None:
             return "no roofline metrics in this report"
         if self.flop_rate > 0:
-            return f"at {reached[0]:.0%} of the {reached[1]} roof"
-        return f"no floating-point work; {level} at {reached[0]:.0%} of its bandwidth"
+            return phrase(*reached)
+        return f"no floating-point work; {phrase(*reached)}"
+
+
+def phrase(fraction: float, roof: str, sep: str = " ") -> str:
+    """How every view says where a kernel stands: 'at 37% of the DRAM roof (DRAM bytes moved)', 'at 93% of the
+    FP32 roof (FLOPs executed)': the share, which roof, and what was counted (the course counts the problem's
+    bytes instead, and says so); ``sep`` goes before the parenthesis."""
+    counted = f"{roof} bytes moved" if roof in LEVELS else "FLOPs executed"
+    return f"at {fraction:.0%} of the {roof} roof{sep}({counted})"
 
 
 def _sum(k: Kernel, weighted: tuple[tuple[int, str], ...]) -> float | None:
@@ -121,8 +150,37 @@ def _sum(k: Kernel, weighted: tuple[tuple[int, str], ...]) -> float | None:
     return sum(w * k.value(n) for (w, _), n in zip(weighted, names)) * k.value(SMSP_CLOCK)
 
 
+def _instructions(k: Kernel, precision: str) -> float:
+    """Thread instructions of ``precision``'s adds, multiplies and FMAs, per cycle."""
+    return sum(k.get(_OP.format(op)) or 0.0 for _, op in SCALAR_FLOPS[precision])
+
+
+def idioms(k: Kernel) -> float:
+    """Thread instructions counted as half-precision FLOPs that are taken as moves and conversions, not work: those
+    the SASS shows are (``Kernel.not_flops``), or without SASS counters all of them in a kernel executing more
+    than 1 / :data:`HALF_WORK` as many FP32 instructions (see the module docstring)."""
+    if k.not_flops is not None:
+        return sum(k.not_flops.values())
+    half = _instructions(k, "FP16")
+    if not half or half >= HALF_WORK * _instructions(k, "FP32"):
+        return 0.0
+    return half * (k.get(SMSP_CLOCK) or 0.0) * (k.get(M.DURATION) or 0.0) * 1e-9
+
+
+def _half_rate(k: Kernel, rate: float) -> float:
+    """The FP16 FLOP/s ``rate`` Nsight Compute's counts give, less the instructions that do no arithmetic."""
+    seconds = (k.get(M.DURATION) or 0.0) * 1e-9
+    if k.not_flops is not None and seconds:
+        weights = {op: w for w, op in SCALAR_FLOPS["FP16"]}
+        left = rate - sum(weights[op] * n for op, n in k.not_flops.items()) / seconds
+        return left if left > 1e-6 * rate else 0.0  # all of it moves: what is left is rounding
+    return 0.0 if idioms(k) else rate
+
+
 def _flop_rates(k: Kernel) -> dict[str, float]:
     rates = {p: r for p, ops in SCALAR_FLOPS.items() if (r := _sum(k, ops)) is not None}
+    if "FP16" in rates:
+        rates["FP16"] = _half_rate(k, rates["FP16"])
     seconds = (k.get(M.DURATION) or 0) * 1e-9
     for precision, (paths, _, _) in TENSOR_PATHS.items():
         counts = [k.value(_TENSOR.format(p)) for p in paths if k.has(_TENSOR.format(p))]
@@ -197,6 +255,11 @@ def roofline(kernel: Kernel) -> KernelRoofline:
         notes.append(f"{kernel.device} is not in the hardware table and the report has no peak metrics: no compute roof.")
     if not byte_rates:
         notes.append("The report has no memory-throughput metrics (collect SpeedOfLight_RooflineChart).")
+    if moves := idioms(kernel):
+        how = "the SASS shows" if kernel.not_flops is not None else "beside the FP32 ones, taken as"
+        notes.append(
+            f"{moves:,.0f} half-precision instructions not counted as FLOPs: {how} register moves and fp16-to-fp32 conversions."
+        )
     precision = max(flops, key=lambda p: flops[p]) if flops and max(flops.values()) > 0 else None
     return KernelRoofline(
         kernel=kernel.name,

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from kernel_lab.analysis.roofline import phrase
+from kernel_lab.display.metrics import fmt
 from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref, verdict_lines
 from kernel_lab.models import Bottleneck, Diagnosis
 from kernel_lab.results.tables import SUMMARY_COLUMNS
@@ -23,6 +25,10 @@ STYLE = """<style>
 .kl table {border-collapse: collapse; margin: 6px 0; display: block; max-width: 100%; overflow-x: auto}
 .kl td, .kl th {border: 1px solid #ddd; padding: 2px 6px; text-align: right; overflow-wrap: normal}
 .kl table.summary td, .kl table.summary th {white-space: nowrap}
+.kl table.summary td.kernel {white-space: normal; overflow-wrap: anywhere; min-width: 9em; max-width: 18em}
+.kl table.summary td.top_bottleneck, .kl table.summary th.roof_pct {text-align: left}
+.kl table.summary td.roof_pct {white-space: normal; max-width: 13em; text-align: left}
+.kl details.more > summary {color: #555; cursor: pointer}
 .kl table.versions td:last-child, .kl table.versions th:last-child, .kl table.diff th {text-align: left}
 .kl table.text td, .kl table.text th {text-align: left; vertical-align: top}
 .kl td:first-child, .kl th:first-child {text-align: left}
@@ -45,55 +51,53 @@ def boxed(render: Callable[[Any], str]) -> Callable[[Any], str]:
     return styled
 
 
-_SUMMARY_FORMAT = {
-    "duration_us": "{:.1f}",
-    "sm_pct": "{:.0f}",
-    "memory_pct": "{:.0f}",
-    "dram_pct": "{:.0f}",
-    "achieved_occupancy_pct": "{:.0f}",
-    "theoretical_occupancy_pct": "{:.0f}",
-    "registers_per_thread": "{:.0f}",
-    "shared_mem_per_block": "{:.0f}",
-    "grid_size": "{:.0f}",
-    "block_size": "{:.0f}",
-    "waves": "{:.2f}",
-    "dram_bytes": "{:.3g}",
+#: the summary table's columns at a glance (they fit a laptop's notebook), each with its header and the way its
+#: value is shown; the rest of the summary columns are one click away (:data:`MORE`)
+GLANCE: dict[str, tuple[str, Callable[[dict], str]]] = {
+    "kernel": ("kernel", lambda row: row["kernel"]),
+    "duration_us": ("µs", lambda row: f"{row['duration_us']:,.1f}"),
+    "roof_pct": ("roofline", lambda row: phrase(row["roof_pct"] / 100, row["roof"]).removeprefix("at ")),
+    "sm_pct": ("SM %", lambda row: f"{row['sm_pct']:.0f}"),
+    "memory_pct": ("memory %", lambda row: f"{row['memory_pct']:.0f}"),
+    "dram_pct": ("DRAM %", lambda row: f"{row['dram_pct']:.0f}"),
+    "achieved_occupancy_pct": ("occupancy %", lambda row: f"{row['achieved_occupancy_pct']:.0f}"),
+    "top_bottleneck": ("top bottleneck", lambda row: row["top_bottleneck"]),
+}
+MORE: dict[str, tuple[str, Callable[[dict], str]]] = {
+    "kernel": GLANCE["kernel"],
+    "grid_size": ("grid", lambda row: f"{row['grid_size']:,.0f}"),
+    "block_size": ("block", lambda row: f"{row['block_size']:,.0f}"),
+    "waves": ("waves", lambda row: f"{row['waves']:.2f}"),
+    "registers_per_thread": ("regs", lambda row: f"{row['registers_per_thread']:.0f}"),
+    "shared_mem_per_block": ("smem B", lambda row: f"{row['shared_mem_per_block']:,.0f}"),
+    "theoretical_occupancy_pct": ("theoretical %", lambda row: f"{row['theoretical_occupancy_pct']:.0f}"),
+    "occupancy_limiter": ("limited by", lambda row: row["occupancy_limiter"]),
+    "dram_bytes": ("DRAM bytes", lambda row: fmt(row["dram_bytes"], "byte")),
 }
 
 
-#: short headers of the summary table (the DataFrame keeps its column names; each header's tooltip says what it is)
-_SUMMARY_HEADERS = {
-    "duration_us": "µs",
-    "sm_pct": "SM %",
-    "memory_pct": "memory %",
-    "dram_pct": "DRAM %",
-    "achieved_occupancy_pct": "occupancy %",
-    "theoretical_occupancy_pct": "theoretical %",
-    "occupancy_limiter": "limited by",
-    "registers_per_thread": "regs",
-    "shared_mem_per_block": "smem B",
-    "grid_size": "grid",
-    "block_size": "block",
-    "waves": "waves",
-    "dram_bytes": "DRAM bytes",
-    "top_bottleneck": "top bottleneck",
-}
+def _cell(column: str, show: Callable[[dict], str], row: dict) -> str:
+    value = row[column]
+    text = "–" if value is None or value != value else show(row)
+    return f"<td class='{column}'>{escape(text)}</td>"
+
+
+def _table(rows: list[dict], columns: dict[str, tuple[str, Callable[[dict], str]]]) -> str:
+    head = "".join(
+        f"<th class='{c}' title='{escape(c)}: {escape(SUMMARY_COLUMNS[c])}'>{escape(name)}</th>"
+        for c, (name, _) in columns.items()
+    )
+    body = "".join("<tr>" + "".join(_cell(c, show, row) for c, (_, show) in columns.items()) + "</tr>" for row in rows)
+    return f"<table class='summary'><tr>{head}</tr>{body}</table>"
 
 
 def _summary_table(result: Result) -> str:
-    frame = result.summary.drop(columns=["launch"])
-    head = "".join(
-        f"<th title='{escape(c)}: {escape(SUMMARY_COLUMNS.get(c, c))}'>{escape(_SUMMARY_HEADERS.get(c, c))}</th>"
-        for c in frame.columns
+    """The summary at a glance, and the launch, resources and bytes of each kernel under a click."""
+    rows = result.summary.to_dict("records")
+    return (
+        _table(rows, GLANCE)
+        + f"<details class='more'><summary>launch, registers, shared memory, DRAM bytes</summary>{_table(rows, MORE)}</details>"
     )
-    rows = []
-    for _, row in frame.iterrows():
-        cells = []
-        for col, value in row.items():
-            text = "–" if value is None or value != value else _SUMMARY_FORMAT.get(col, "{}").format(value)
-            cells.append(f"<td>{escape(text)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table class='summary'><tr>{head}</tr>{''.join(rows)}</table>"
 
 
 def _bottleneck(b: Bottleneck) -> str:

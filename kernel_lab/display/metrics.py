@@ -64,13 +64,22 @@ def fmt(value: float, unit: str) -> str:
     return f"{text}%" if unit == "%" else f"{text} {unit}".rstrip()
 
 
+def shown(value: float, unit: str, instances: tuple[float, ...] | None = None) -> str:
+    """A metric's value as :func:`fmt` writes it, or for an array metric what it is: ``65 values, 50% to 100%``
+    (Nsight Compute's one number for it is the sum of its values: 5,706% for an occupancy curve)."""
+    if not instances:
+        return fmt(value, unit)
+    lo, hi = min(instances), max(instances)
+    return f"{len(instances)} values, " + (f"each {fmt(lo, unit)}" if lo == hi else f"{fmt(lo, unit)} to {fmt(hi, unit)}")
+
+
 def table(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` (``Result.df``) ordered for reading: sections as :data:`SECTIONS` lists them, then unknown ones, Other
     and Internal; ``section`` holds the shown name and ``value`` the formatted text (with its unit)."""
     out = df.assign(section=[section_name(s, m, v) for s, m, v in zip(df.section, df.metric, df.value)])
     order = {name: i for i, name in enumerate(SECTIONS.values())}
     rank = out.section.map(lambda s: order.get(s, len(order) + {OTHER: 1, INTERNAL: 2}.get(s, 0)))
-    out = out.assign(rank=rank, value=[fmt(v, u) for v, u in zip(df.value, df.unit)])
+    out = out.assign(rank=rank, value=[shown(v, u, i) for v, u, i in zip(df.value, df.unit, df.instances)])
     out = out.sort_values(["launch", "rank", "section", "metric"], kind="stable")
     columns = ["section", "metric", "value"]
     return out[(["kernel"] if df.launch.nunique() > 1 else []) + columns].reset_index(drop=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernel_lab.display.html import STYLE
+from kernel_lab.display.text import wrap
 from kernel_lab.session import TIMING_NOTE
 
 if TYPE_CHECKING:
@@ -30,26 +31,44 @@ def _warnings(result: OptimizeResult) -> list[str]:
 
 
 def text(result: OptimizeResult) -> str:
+    """The summary for a terminal: lines of at most :data:`~kernel_lab.display.text.WIDTH` columns but the diff's."""
     s = result.session
     best = result.best
-    lines = [
-        f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}.",
-        _table(result).to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3g}"),
-    ]
+    lines = [*wrap(f"Kernel Lab optimize: {len(s.versions)} version(s) in {s.path}; stopped: {result.stopped}."), *_rows(result)]
     if _timed(result):
-        lines.append(TIMING_NOTE)
+        lines += wrap(TIMING_NOTE)
     if why := s.why_best():  # read now: the user may have rejected a version since the run
-        lines.append(why)
-    lines += [f"! {n}" for n in result.notes] + [f"! {w}" for w in _warnings(result)]
+        lines += wrap(why)
+    lines += [line for n in (*result.notes, *_warnings(result)) for line in wrap(f"! {n}", "", "  ")]
     if best is s.original:
         lines.append("No verified version was faster than the original; the original is kept.")
     else:
-        lines.append(
+        lines += wrap(
             f"Best: {best.label}, {best.speedup:.2f}x faster, correct on every check; its source is"
             f" {s.folder(best) / 'cell.py'}. Diff:"
         )
         lines += difflib.unified_diff(s.original.source.splitlines(), best.source.splitlines(), "v000", best.label, lineterm="")
     return "\n".join(lines)
+
+
+def _rows(result: OptimizeResult) -> list[str]:
+    """The versions table without its two wordy columns (numbers to the right, words to the left), each
+    version's origin and note under its row."""
+    table = _table(result)
+    shown = table.drop(columns=["origin", "note"])
+    numbers = set(shown.select_dtypes("number").columns)
+    cells = [[str(c) for c in shown.columns]] + [
+        ["–" if v != v else f"{v:.3g}" if c in numbers else str(v) for c, v in row.items()] for _, row in shown.iterrows()
+    ]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(shown.columns))]
+    lines = [
+        "  ".join(t.rjust(w) if c in numbers else t.ljust(w) for c, t, w in zip(shown.columns, r, widths, strict=True)).rstrip()
+        for r in cells
+    ]
+    out = [lines[0]]
+    for line, origin, note in zip(lines[1:], table["origin"], table["note"], strict=True):
+        out += [line, *wrap(f"{origin}: {note}" if note and note != "–" else origin, "    ", "      ")]
+    return out
 
 
 _NEXT = re.compile(r'<t([dh]) class="diff_next"[^>]*>.*?</t\1>')  # difflib's "f"/"n"/"t" jump links

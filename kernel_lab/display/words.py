@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kernel_lab import metrics as M
+from kernel_lab.analysis.roofline import phrase, roofline
 from kernel_lab.analysis.source import toolchain
 from kernel_lab.models import Diagnosis, Kernel, Profile, SourceLine
 from kernel_lab.results.tables import occupancy_limiter
@@ -44,12 +45,19 @@ def kernel_facts(k: Kernel) -> list[str]:
     return facts
 
 
+def roofline_line(k: Kernel) -> str:
+    """Where the kernel stands on the roofline, in the words of the chart: 'Roofline: FP32 work, at 37% of the
+    DRAM roof (DRAM bytes moved).'"""
+    r = roofline(k)
+    return f"Roofline: {f'{r.precision} work, ' if r.precision else ''}{r.label()}."
+
+
 def verdict_lines(d: Diagnosis) -> list[str]:
     """What the diagnosis says as a whole: near its roof (little left), or unsure between two causes."""
     lines = []
     if d.near_roof is not None:
         lines.append(
-            f"Near its roof: at {d.near_roof['fraction']:.0%} of the {d.near_roof['roof']} roof, so little is left to"
+            f"Near its roof: {phrase(d.near_roof['fraction'], d.near_roof['roof'])}, so little is left to"
             " gain by tuning; the gains left are in doing less work or moving fewer bytes."
         )
     if d.uncertain is not None:

@@ -25,6 +25,10 @@ LINE_COUNTERS: dict[str, str] = {
 }
 #: Executed warp instructions per SASS opcode (InstructionStats section).
 OPCODES = "sass__inst_executed_per_opcode"
+#: Per SASS PC: threads that executed the instruction with their predicate on (what the *_pred_on op counts count).
+THREAD_INSTRUCTIONS = "thread_inst_executed_true"
+#: A half-precision add, multiply or FMA in SASS (predicate guard first, if any), and its operands.
+_HALF = re.compile(r"(?:@!?U?P\w+\s+)?(HADD|HMUL|HFMA)2\S*\s+(.*)")
 _SEVERITY = {1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
 _SCOPE = {1: "local", 2: "global"}
 _URL = re.compile(r"@url:([^:@]*):[^@]*@")
@@ -86,6 +90,22 @@ def _line_counters(action: Any) -> dict[str, dict[tuple[str, int], float]]:
     return out
 
 
+def _not_flops(action: Any) -> dict[str, float] | None:
+    """Thread instructions of HADD2/HMUL2/HFMA2 with a zero register among the first two sources, per op: no
+    arithmetic (``HFMA2.MMA R0, -RZ, RZ, 0, 0`` puts a constant in a register, ``HADD2.F32 R1, -RZ, R2.H0_H0``
+    converts an fp16 value to fp32), though Nsight Compute counts them as half-precision FLOPs."""
+    metric = action.metric_by_name(THREAD_INSTRUCTIONS)
+    if metric is None or not metric.has_correlation_ids() or not metric.num_instances():
+        return None
+    out = {"hadd": 0.0, "hmul": 0.0, "hfma": 0.0}
+    pcs = metric.correlation_ids()
+    for i in range(metric.num_instances()):
+        found = _HALF.fullmatch((action.sass_by_pc(pcs.value(i)) or "").strip())
+        if found and any(o.strip().lstrip("-|").split(".")[0] == "RZ" for o in found[2].split(",")[1:3]):
+            out[found[1].lower()] += float(metric.value(i))
+    return out
+
+
 def _opcodes(action: Any) -> dict[str, float]:
     metric = action.metric_by_name(OPCODES)
     if metric is None or not metric.has_correlation_ids():
@@ -123,6 +143,7 @@ def kernel_from_action(index: int, action: Any) -> Kernel:
     metrics: dict[str, float] = {}
     units: dict[str, str] = {}
     attributes: dict[str, str] = {}
+    arrays: dict[str, tuple[float, ...]] = {}
     for name in action.metric_names():
         metric = action[name]
         value = metric.value()
@@ -131,6 +152,8 @@ def kernel_from_action(index: int, action: Any) -> Kernel:
         elif isinstance(value, (int, float)):
             metrics[name] = float(value)
             units[name] = metric.unit()
+            if metric.num_instances() > 1:
+                arrays[name] = tuple(float(metric.value(i)) for i in range(metric.num_instances()))
     name = action.name()
     if not name or not metrics:
         raise ReportError(
@@ -149,6 +172,8 @@ def kernel_from_action(index: int, action: Any) -> Kernel:
         opcodes=_opcodes(action),
         sections=_sections(action),
         source_files=dict(action.source_files()),
+        arrays=arrays,
+        not_flops=_not_flops(action),
     )
 
 

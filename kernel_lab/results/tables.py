@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kernel_lab import metrics as M
+from kernel_lab.analysis.roofline import roofline
 from kernel_lab.models import Diagnosis, Kernel, Profile
 
 if TYPE_CHECKING:
@@ -15,6 +16,8 @@ SUMMARY_COLUMNS: dict[str, str] = {
     "kernel": "kernel function name",
     "launch": "position of the launch in the report (0-based)",
     "duration_us": "kernel duration on the GPU, microseconds (gpu__time_duration.sum)",
+    "roof": "the roof that bounds the kernel on the roofline: DRAM, or a compute ceiling (FP32, Tensor BF16/FP16, ...)",
+    "roof_pct": "% of that roof reached: DRAM bytes moved against DRAM's peak, or FLOPs executed against the ceiling",
     "sm_pct": "SM throughput, % of peak (sm__throughput)",
     "memory_pct": "memory throughput, % of peak, busiest of DRAM/L2/L1 (gpu__compute_memory_throughput)",
     "dram_pct": "DRAM throughput, % of peak (gpu__dram_throughput)",
@@ -57,10 +60,13 @@ def summary_row(kernel: Kernel, diagnosis: Diagnosis | None = None) -> dict:
     dram = None
     if kernel.has(M.DRAM_READ, M.DRAM_WRITE):
         dram = kernel.value(M.DRAM_READ) + kernel.value(M.DRAM_WRITE)
+    reached = roofline(kernel).reached()
     row = {
         "kernel": kernel.name,
         "launch": kernel.index,
         "duration_us": None if duration is None else duration / 1000,
+        "roof": reached[1] if reached else None,
+        "roof_pct": 100 * reached[0] if reached else None,
         **{col: kernel.get(metric) for col, metric in _DIRECT.items()},
         "occupancy_limiter": occupancy_limiter(kernel),
         "dram_bytes": dram,
@@ -79,17 +85,19 @@ def summary_frame(profile: Profile, diagnoses: list[Diagnosis] | None = None) ->
 
 
 def metrics_frame(profile: Profile) -> pd.DataFrame:
-    """Tidy table of every numeric metric: columns ``launch, kernel, section, metric, value, unit``.
+    """Tidy table of every numeric metric: columns ``launch, kernel, section, metric, value, unit, instances``.
 
     One row per (launch, metric); ``metric`` is the Nsight Compute name, ``value`` a float,
     ``unit`` as ncu reports it ('' where unitless), ``section`` the id of the Nsight Compute
-    section that shows the metric ('' for metrics collected but shown by no section).
+    section that shows the metric ('' for metrics collected but shown by no section). An array metric
+    (one value per SASS PC, opcode, block size, ...) has its values in ``instances`` (None for the others)
+    and in ``value`` the sum Nsight Compute gives for it, which means nothing for a percentage.
     """
     import pandas as pd
 
     rows = [
-        (k.index, k.name, k.sections.get(name, ""), name, value, k.units.get(name, ""))
+        (k.index, k.name, k.sections.get(name, ""), name, value, k.units.get(name, ""), k.arrays.get(name))
         for k in profile.kernels
         for name, value in k.metrics.items()
     ]
-    return pd.DataFrame(rows, columns=["launch", "kernel", "section", "metric", "value", "unit"])
+    return pd.DataFrame(rows, columns=["launch", "kernel", "section", "metric", "value", "unit", "instances"])
