@@ -26,6 +26,7 @@ from kernel_lab.profiling.ncu import kernel_filter, preflight
 from kernel_lab.settings import Settings
 
 UNDER = "KERNEL_LAB_RECORDING"
+LIBRARY = ("_rms_norm_forward_kernel", "_fg_kernel")  # the kernels tests/cells/models/minilib launches
 
 
 def load(path: Path):
@@ -90,7 +91,12 @@ def main(argv: list[str]) -> int:
     ncu = preflight(Settings.resolve().ncu_path)
     report = out / "all"
     program = [sys.executable, str(Path(__file__).resolve()), *map(str, [out, *cells])]
-    subprocess.run(live.command(ncu, report, program), env={**os.environ, UNDER: "1"}, check=False)
+    # the cells' own kernels, a library's Triton kernels and torch.compile's (triton_...): not torch's own
+    names = sorted({n for cell in cells for n in kernel_names(cell.read_text())} | set(LIBRARY) | {"triton_"})
+    command = live.command(ncu, report, program)
+    at = command.index("--nvtx")
+    command[at:at] = ["-k", f"regex:^({'|'.join(names)})", "--launch-count", "400"]
+    subprocess.run(command, env={**os.environ, UNDER: "1"}, check=False)
     cut(ncu, report.with_suffix(".ncu-rep"), out, cells)
     return 0
 
