@@ -27,7 +27,7 @@ from typing import Any
 import judge_round
 import torch
 
-from kernel_lab.verify import Judge, Options, compare, handover, sandbox, verdict, workers
+from kernel_lab.verify import Judge, Options, compare, fingerprint, handover, sandbox, timed, variation, verdict, workers
 
 CELL = Path(__file__).resolve().parent / "race" / "gelu_block16.py"
 LAUNCH = "gelu_kernel[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)"
@@ -51,7 +51,8 @@ def in_one_process(sets: int) -> None:
     want = ns["run"](x)
     truth = ns["torch_run"](x.double())
     sizes: set[int] = {x.nbytes}
-    flush = torch.empty(sandbox.FLUSH_BYTES["cuda"], dtype=torch.uint8, device=x.device)
+    flush = torch.empty(timed.FLUSH_BYTES["cuda"], dtype=torch.uint8, device=x.device)
+    generator, prints = torch.Generator().manual_seed(7), fingerprint.Prints(7)
     times: dict[str, list[float]] = {}
     for _ in range(sets):
         for _call in range(2):
@@ -63,10 +64,10 @@ def in_one_process(sets: int) -> None:
             step(times, "compare (judge)", compare.compare, got, want, 1e-4, 1e-5)
             step(times, "against_truth (judge)", compare.against_truth, got, want, truth)
             step(times, "clone an output (judge's copy out of the box)", got.clone)
-            # the steps of a timed call (sandbox.Box.time) other than the call itself
-            step(times, "timed call: inputs varied in place", sandbox.vary, copy, (x,), 0.7, 1.1)
+            # the steps of a timed call other than the call itself (the judge's: variation, fingerprint; the side's: flush)
+            step(times, "timed call: inputs varied (judge)", variation.varied, (x,), generator)
             step(times, "timed call: L2 flushed", flush.zero_)
-            step(times, "timed call: its output's fingerprint", sandbox._fingerprint, [got], 7)
+            step(times, "timed call: its output's fingerprint (judge)", prints.of, [got])
     print("in one process, per step (median of", 2 * sets, "calls):", flush=True)
     for name, ts in times.items():
         print(f"  {statistics.median(ts) * 1e3:8.2f} ms  {name}", flush=True)

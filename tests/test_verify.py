@@ -403,9 +403,9 @@ def test_forged_answers_and_a_clean_exit_are_not_a_verdict(verdicts):
     assert not v.correct and v.timing is None
 
 
-def test_a_patched_clock_is_caught_by_the_judges_own(verdicts):
-    v = verdicts["patch_clock"]
-    assert blocked(v, "timings the judge's own clock does not bear out")
+def test_a_patched_clock_changes_nothing_the_judge_measures(verdicts):
+    v = verdicts["patch_clock"]  # its clocks patched before its calls: the judge's steps were bound before it loaded
+    assert v.correct and v.timing is not None and v.timing.candidate_ms >= 20, v  # its 20 ms sleep is counted
 
 
 def test_answers_that_switch_when_timed_are_caught(verdicts):
@@ -478,7 +478,7 @@ def test_a_launch_that_fails_inside_try_is_not_work(verdicts):
 
 def test_a_decoy_kernel_does_not_hide_a_fallback(verdicts):
     v = verdicts["decoy_kernel"]
-    assert blocked(v, "not produced by its own kernels") and blocked(v, "aten::_softmax")
+    assert blocked(v, "still right when its own kernels are made to do nothing") and blocked(v, "aten::_softmax")
 
 
 def test_pytorch_computation_beside_the_kernel_is_flagged(verdicts):
@@ -724,9 +724,9 @@ def test_gpu_work_hidden_on_a_side_stream_is_flagged():
 
 
 @pytest.mark.gpu
-def test_gpu_patched_events_are_caught():
+def test_gpu_patched_events_change_nothing_the_judge_measures():
     v = judge_on_gpu("add_ref", "patch_clock", time=True)
-    assert blocked(v, "does not bear out") or blocked(v, "memory peak")
+    assert v.correct and v.timing is not None and v.timing.candidate_ms >= 20, v  # its 20 ms sleep is counted
 
 
 def test_a_comparison_that_runs_out_of_device_memory_is_done_on_the_cpu():
@@ -823,7 +823,10 @@ def test_a_timed_calls_fingerprint_samples_a_large_output_and_still_tells_a_wron
     on 1 in 10,000 elements (or stale: another call's inputs) does not, under every secret tried."""
     torch = pytest.importorskip("torch")
     from kernel_lab.verify.checks import fingerprints_agree
-    from kernel_lab.verify.sandbox import SAMPLED, _fingerprint
+    from kernel_lab.verify.fingerprint import SAMPLED, Prints
+
+    def _fingerprint(outputs, secret):
+        return Prints(secret).of(outputs)
 
     g = torch.Generator().manual_seed(5)
     n = 4 * SAMPLED + 3

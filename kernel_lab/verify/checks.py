@@ -142,7 +142,7 @@ def stray_threads() -> Finding:
 
 def fallback(seen: Mapping[str, Any], own: re.Pattern[str] | None) -> Finding | None:
     """When the candidate's GPU time (its record under the profiler: ``kernels`` by time, its own launches) is not
-    spent in its own kernels, or its output never went to one of them."""
+    spent in its own kernels (whether its output is its kernels' work: :func:`knocked_out`)."""
     kernels: dict[str, float] = seen["kernels"]
     total = sum(kernels.values())
     mine = sum(t for k, t in kernels.items() if own and own.match(k))
@@ -155,12 +155,6 @@ def fallback(seen: Mapping[str, Any], own: re.Pattern[str] | None) -> Finding | 
             f"Only {mine / total:.0%} of the candidate's GPU time is spent in its own kernels; the rest in "
             f"{', '.join(o[:50] for o in others[:3])}: a fall-back, whatever else it launches.",
             {"own_share": mine / total},
-        )
-    if not total and not seen["outputs_passed_to_own_kernels"]:
-        return Finding(
-            "fallback",
-            "The candidate's result was not produced by its own kernels (its output never went to one of them): a "
-            "fall-back, whatever else it launches.",
         )
     return None
 
@@ -208,3 +202,82 @@ def fingerprints_agree(candidate: torch.Tensor, reference: torch.Tensor, rtol: f
         if float((candidate[k : k + 4] - reference[k : k + 4]).abs().max()) > allowed:
             return False
     return True
+
+
+#: a side's time outside its timed calls (by the judge's clock, per call) beyond the reference's is work moved out of the
+#: timed window when it is over this share of the call's own time and over this floor (ms; the CPU's steps are coarser)
+OUTSIDE_SHARE = 0.25
+OUTSIDE_FLOOR_MS = {True: 0.2, False: 5.0}
+#: a batch whose one call holds this share of its calls' time (all the batch's work in one call): uneven
+UNEVEN_SHARE = 0.6
+
+
+def outside_calls(mine: list[float], reference: list[float], events: list[float], on_gpu: bool) -> Finding | None:
+    """When the candidate spends more time outside its timed calls than the reference does (per call, by the judge's
+    own clock): work done before a call's clock starts or after it stops (in the judge's steps, or deferred)."""
+    if not mine or not reference or not events:
+        return None
+    excess = statistics.median(mine) - statistics.median(reference)
+    event = statistics.median(events)
+    if excess <= max(OUTSIDE_SHARE * (event + excess), OUTSIDE_FLOOR_MS[on_gpu]):
+        return None
+    return Finding(
+        "outside_calls",
+        f"The candidate spends {excess:.3f} ms a call more than the reference outside its timed calls (by the judge's "
+        f"own clock), against {event:.3f} ms inside them: its work may be done where the clock does not run, so its "
+        "timing cannot be trusted.",
+        {"excess_ms": excess, "event_ms": event},
+    )
+
+
+def uneven_calls(batches: list[list[float]], reference: list[list[float]]) -> Finding | None:
+    """When most of the candidate's batches have one call holding most of the batch's time, and the reference's do not:
+    the work of every call done in one (the median of a batch hides it)."""
+
+    def lopsided(batch: list[float]) -> bool:
+        return len(batch) > 2 and max(batch) > UNEVEN_SHARE * sum(batch)
+
+    mine = [b for b in batches if b]
+    if not mine or sum(map(lopsided, mine)) * 2 <= len(mine) or sum(map(lopsided, reference)) * 2 > len(reference):
+        return None
+    return Finding(
+        "uneven_calls",
+        "In most of the candidate's timed batches one call takes most of the batch's time while the others take almost"
+        " none: the work of every call may be done in one, so its median cannot be trusted.",
+        {"batches": len(mine)},
+    )
+
+
+def left_running(reply: Mapping[str, Any]) -> Finding | None:
+    """Threads or child processes a timed call left running (they were waited for before its clock stopped)."""
+    if reply.get("stray_processes"):
+        return Finding(
+            "stray_processes",
+            "The candidate starts processes that outlive run(); the judge waited for them before stopping the clock.",
+        )
+    return stray_threads() if reply.get("stray_threads") else None
+
+
+def no_own_launches(reply: Mapping[str, Any], triton: bool) -> Finding | None:
+    """Timed calls of a Triton cell that launched none of its own kernels: their results came from elsewhere."""
+    none = sum(1 for n in reply.get("own_launches", ()) if n == 0)
+    if not triton or not none:
+        return None
+    return Finding(
+        "fallback",
+        f"{none} of the candidate's timed calls launched none of its own Triton kernels: what they return is computed"
+        " elsewhere (a fall-back), whatever the calls checked did.",
+        {"calls": none},
+    )
+
+
+def knocked_out(survives: bool, reference_survives: bool) -> Finding | None:
+    """When the candidate's output is still right with its own kernels made to do nothing (and the reference's is
+    not): the work is done elsewhere (PyTorch, numpy, a compiled graph, data operators)."""
+    if not survives or reference_survives:
+        return None
+    return Finding(
+        "fallback",
+        "The candidate's output is still right when its own kernels are made to do nothing: its result is computed"
+        " elsewhere (PyTorch, numpy, torch.compile or data operators), not by its kernels.",
+    )

@@ -22,6 +22,9 @@ WARNINGS = {
     "above_roof": "its timing would need more than the GPU's memory bandwidth",
     "slower_shape": "much slower on another declared shape",
     "stray_threads": "it leaves threads running after run() returns",
+    "stray_processes": "it leaves processes running after run() returns",
+    "outside_calls": "it spends time outside its timed calls that the reference does not (work out of the clock)",
+    "uneven_calls": "one call of each timed batch does the work of all",
 }
 #: notes: they inform and block nothing
 NOTES = {

@@ -273,7 +273,7 @@ class Judge:
         for index in right:
             say(index, "timing")
         started = time.perf_counter()
-        timed = timing.time_round(self.reference, [trials[i] for i in right]) if self.time else [() for _ in right]
+        timed = timing.time_round(self.reference, [trials[i] for i in right], self._lending) if self.time else [() for _ in right]
         self._phase("round: timing", "round", started)
         for index, outcome in zip(right, timed):
             trial = trials[index]

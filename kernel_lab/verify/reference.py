@@ -88,6 +88,22 @@ def on(device: torch.device, fn: Any, *tensors: torch.Tensor, more: tuple = ()) 
         return fn(*(t.cpu() for t in tensors), *more)
 
 
+def survives(reply: dict[str, Any], tensors: list[Any], boxes: list[Any], expected: Expected, reference: Reference) -> bool:
+    """Whether a knocked-out call's outputs (its own kernels doing nothing) are the reference's, within tolerance."""
+    from kernel_lab.verify.compare import compare, tolerance, uses_tf32
+
+    if "raised" in reply or reply.get("count") != len(expected.outputs):
+        return False
+    sent, mailed = iter(tensors), set(reply.get("mailed", []))
+    got = [boxes[k] if k in mailed else next(sent, None) for k in range(len(expected.outputs))]
+    tf32 = uses_tf32(reference.source)
+    for g, want in zip(got, expected.outputs):
+        limits = tolerance(want.dtype, tf32, reference.options.rtol, reference.options.atol)
+        if g is None or on(reference.scratch, compare, g, want, more=limits)[0] is not None:
+            return False
+    return True
+
+
 class Reference:
     """The reference cell's process, its input sets and its results (see the module docstring)."""
 
@@ -102,6 +118,7 @@ class Reference:
         self.params: list[str] = []  # run's arguments' names
         self.observed: Expected | None = None  # the input set whose launches are recorded
         self.launched: dict[str, Any] | None = None  # what one call launched there
+        self.survives: bool | None = None  # whether its output there is right with its own kernels doing nothing
         self.made = threading.Event()  # the results are made (or cannot be)
         self._held = 0  # bytes of results kept on the GPU
         self._warmed = False
@@ -263,8 +280,17 @@ class Reference:
                 request = {"cmd": "observe", "set_id": self.observed.set.id}
                 try:
                     self.launched, _ = self.worker.answer(request, deadline, "while recording its kernels")
+                    self.survives = self._survives(deadline)
                 except Stopped as stop:
                     self.stopped(stop)
+
+    def _survives(self, deadline: float) -> bool:
+        """Whether the reference's own output is right with its own kernels doing nothing (a reference that computes
+        with PyTorch: then a candidate's doing so is no fall-back)."""
+        assert self.worker is not None and self.observed is not None
+        request = {"cmd": "knockout", "set_id": self.observed.set.id}
+        reply, tensors = self.worker.answer(request, deadline, "with its own kernels made to do nothing")
+        return survives(reply, tensors, [], self.observed, self)
 
     def close(self) -> None:
         if self.worker is not None:

@@ -21,40 +21,24 @@ import inspect
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-_perf = time.perf_counter  # taken before any cell runs
+import torch
 
-import torch  # noqa: E402 - after the clock is taken
-
-from kernel_lab import fastbuild, interpreter  # noqa: E402
-from kernel_lab.builds import use_folder_for  # noqa: E402
-from kernel_lab.cells import describe, execute  # noqa: E402
-from kernel_lab.interpreter import cannot_run  # noqa: E402
-from kernel_lab.models import LaunchRecord  # noqa: E402
-from kernel_lab.profiling.launches import watch  # noqa: E402
-from kernel_lab.verify import handover, protocol  # noqa: E402
-from kernel_lab.verify.inputs import VARIANTS  # noqa: E402
+from kernel_lab import fastbuild, interpreter
+from kernel_lab.builds import use_folder_for
+from kernel_lab.cells import describe, execute
+from kernel_lab.interpreter import cannot_run
+from kernel_lab.models import LaunchRecord
+from kernel_lab.profiling.launches import watch
+from kernel_lab.verify import handover, protocol
+from kernel_lab.verify.inputs import VARIANTS
+from kernel_lab.verify.timed import batch_timer
 
 POISON_BYTES = {"cuda": 256 << 20, "cpu": 16 << 20}
-FLUSH_BYTES = {"cuda": 256 << 20, "cpu": 32 << 20}  # larger than the H100's 50 MB L2
-#: untimed calls that start each timed batch on a GPU (at least one): a process that waited for its turn launches
-#: its first calls slowly (rowsum_tiny on the H100, a 0.057 ms kernel: 0.12-0.15 ms after 50 ms asleep)
-WARM_MS = 0.5
-#: GPU clock cycles of a spin after each timed call's cache flush (~0.3 ms on an H100): the host launches the call
-#: meanwhile, however slow it is (the judge's processes launched a 0.057 ms kernel in up to 0.25 ms, and the
-#: event times of one cell spread over 1.5x; with the spin, over 2%: benchmarks/launch_hidden_h100/)
-COVER_CYCLES = 600_000
-# the judge's own steps around a timed call, taken before any cell loads: a cell that patches torch cannot do its
-# work in them, out of the timed window
-_sync_cuda = getattr(torch._C, "_cuda_synchronize", None)
-_spin = torch.cuda._sleep
-_zero, _copy, _add = torch.Tensor.zero_, torch.Tensor.copy_, torch.add
-_Event = torch.cuda.Event
-_elapsed = getattr(getattr(torch._C, "_CudaEventBase", None), "elapsed_time", None) or torch.cuda.Event.elapsed_time
+_sync_cuda = getattr(torch._C, "_cuda_synchronize", None)  # taken before any cell loads
 
 
 class Fail(Exception):
@@ -248,6 +232,8 @@ class Sandbox:
         self.lent: list[torch.Tensor] = []  # (reference) results lent to the judge by CUDA IPC, until it asks again
         self.launches: list[LaunchRecord] = []  # the Triton launches of the last call
         watch(lambda record, _: self.launches.append(record))
+        self.lent_slots: dict[str, torch.Tensor] = {}  # the judge's buffers for timed calls, by its key
+        self._batch = batch_timer(leaves)  # bound now, before the cell loads
 
     # requests ------------------------------------------------------------------------------------------
 
@@ -419,84 +405,63 @@ class Sandbox:
                 kernels[e.name] = kernels.get(e.name, 0.0) + _device_time(e)
             elif e.name.startswith("aten::"):
                 ops.add(e.name)
-        mine = [{t.storage for t in launch.tensors().values()} for launch in self.launches if launch.file == str(self.cell.path)]
-        written = set().union(*mine)
-        return {
-            "kernels": kernels,
-            "ops": sorted(ops),
-            "own_launches": len(mine),
-            "outputs_passed_to_own_kernels": all(t.untyped_storage().data_ptr() in written for t in outputs),
-        }
+        del outputs
+        mine = sum(launch.file == str(self.cell.path) for launch in self.launches)
+        return {"kernels": kernels, "ops": sorted(ops), "own_launches": mine}
+
+    def knockout(self, set_id: int, into: list[dict[str, Any]] | None = None, **handed: Any) -> tuple[dict, list]:
+        """One call with the cell's own Triton kernels made to do nothing, on poisoned memory: its outputs (into the
+        judge's buffers where they fit), or what it raised (then nothing could pass for a result)."""
+        assert self.cell is not None
+        inputs = clone(self._take(set_id, **handed))
+        with own_kernels_off(str(self.cell.path)):
+            try:
+                outputs = leaves(self._call(inputs))
+            except Fail as fail:
+                return {"raised": str(fail)}, []
+        mailed = _mail(outputs, into or [])
+        return {"count": len(outputs), "mailed": mailed}, [t for k, t in enumerate(outputs) if k not in mailed]
 
     def time(
-        self, set_ids: list[int], calls: int, secret: int, keep: list[int] | None = None, first: int = 0, **handed: Any
+        self,
+        calls: list[list[dict[str, Any]]],
+        boxes: list[list[dict[str, Any]]] | None = None,
+        keep: list[int] | None = None,
+        tensors: list[torch.Tensor] | None = None,
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """``calls`` timed calls, each on one of the sets with its floating inputs varied (secret per call); the
-        batch's calls ``first`` to ``first + calls - 1`` (the reference may be asked for some of a candidate's).
-
-        Every call reads its inputs from the same buffers (a result cached by address goes stale), and a
-        fingerprint of each output (random projections, secret) is returned to check the timed results. On a GPU
-        each call is queued behind a cache flush and a short spin (:data:`COVER_CYCLES`), as
-        ``triton.testing.do_bench`` queues its calls behind its flush: the host launches the call meanwhile, so
-        its CUDA-event time is the device's and not the host's launch of it; its wall time (until the device is
-        idle, less the flush and the spin) still shows work the events do not see. The batch starts with calls
-        that are not timed (:data:`WARM_MS`): the process has waited for its turn.
-        ``keep``: the only input sets still needed (a candidate's checks are over: the memory of the others
-        goes back to the device, for the candidates timed beside this one).
-        """
-        start_batch = _perf()
+        """Timed calls on the inputs the judge made for each (:mod:`kernel_lab.verify.timed`): each call's arguments
+        (``calls``: a value, a tensor in the request, or a buffer the judge lent once and names by a key), the outputs
+        into the buffers it lends (``boxes``: a GPU) or back through the pipe. ``keep``: the only input sets still
+        needed (a candidate's checks are over: the memory of the others goes back to the device, for the candidates
+        timed beside this one)."""
         if keep is not None and set(self.inputs) - set(keep):  # once, the checks over
             self.inputs = {i: v for i, v in self.inputs.items() if i in keep}
-            torch.cuda.empty_cache()
-        self._take(None, **handed)
-        bases = [self.inputs[i] for i in set_ids]
-        device = device_of(bases[0])
-        buffers = clone(bases[0])
-        flush = torch.empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
-        generator = torch.Generator().manual_seed(secret)
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        assert self.cell is not None
+        inputs = [tuple(self._item(item, tensors or []) for item in call) for call in calls]
+        into = [[self._item(item, []) for item in call] for call in boxes] if boxes else [[] for _ in calls]
+        mine = str(self.cell.path)
         self.launches.clear()
-        events, walls, prints, strays = [], [], [], 0
-        baseline = {t.ident for t in threading.enumerate()}
-        for _ in range(first):  # the variations of the calls before the first
-            torch.rand(2, generator=generator)
-        warming = _perf()
-        while device.type == "cuda" and (_perf() - warming) * 1e3 < WARM_MS:  # at least once, not timed
-            self.cell.run(buffers)  # type: ignore[union-attr]
-            synchronize(device)
-        for j in range(first, first + calls):
-            base = bases[j % len(bases)]
-            scale, shift = (0.5 + torch.rand(2, generator=generator)).tolist()
-            vary(buffers, base, scale, shift)
-            if device.type != "cuda":
-                _zero(flush)
-            synchronize(device)
-            t0 = _perf()
-            if device.type == "cuda":  # the call queued behind the flush and the spin: its launch is hidden
-                flushing, start, end = (_Event(enable_timing=True) for _ in range(3))
-                flushing.record()
-                _zero(flush)
-                _spin(COVER_CYCLES)
-                start.record()
-                out = self.cell.run(buffers)  # type: ignore[union-attr]
-                end.record()
-                synchronize(device)
-                event_ms = _elapsed(start, end)
-                flush_ms = _elapsed(flushing, start)
-            else:
-                out = self.cell.run(buffers)  # type: ignore[union-attr]
-            stray = [t for t in threading.enumerate() if t.ident not in baseline and t.is_alive()]
-            if stray:  # work left running after run() returned is charged to this call
-                strays += 1
-                for t in stray:
-                    t.join(timeout=30)
-            synchronize(device)
-            if device.type != "cuda":
-                event_ms, flush_ms = (_perf() - t0) * 1e3, 0.0
-            walls.append((_perf() - t0) * 1e3 - flush_ms)  # until the device is idle, less the flush and the spin
-            events.append(event_ms)
-            prints.append(_fingerprint(leaves(out), secret))
-        header = {"events_ms": events, "walls_ms": walls, "batch_ms": (_perf() - start_batch) * 1e3, "stray_threads": strays}
-        return header, [torch.stack(prints)]
+        return self._batch(self.cell.run, inputs, into, lambda: sum(launch.file == mine for launch in self.launches))
+
+    def _item(self, item: dict[str, Any], tensors: list[torch.Tensor]) -> Any:
+        """One argument (or output buffer) of a timed call, as the judge handed it over."""
+        if "value" in item:
+            return handover.decode(item["value"])
+        if "tensor" in item:  # through the pipe, into this place's own buffer (as on a GPU: one per place)
+            sent = tensors[item["tensor"]]
+            kept = self.lent_slots.get(item["slot"])
+            if kept is None or kept.shape != sent.shape or kept.dtype != sent.dtype:
+                kept = self.lent_slots[item["slot"]] = torch.empty_like(sent, device=self._target)
+            return kept.copy_(sent)
+        if "lent" in item:  # the judge's buffer, mapped once and kept under its key
+            self.lent_slots[item["slot"]] = handover.mapped(item["lent"])
+        return self.lent_slots[item["slot"]]
+
+    @property
+    def _target(self) -> torch.device:
+        return torch.device(self.device) if self.device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
     # helpers -------------------------------------------------------------------------------------------
 
@@ -505,9 +470,8 @@ class Sandbox:
     ) -> tuple:
         """Keep the input sets a request handed over (``handed``: set id -> how each input travels), and
         return set ``set_id``'s (the reference's own, as made, where this is the reference)."""
-        target = torch.device(self.device) if self.device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
         for i, said in (handed or {}).items():
-            self.inputs[int(i)] = handover.unpack(said, tensors or [], target)
+            self.inputs[int(i)] = handover.unpack(said, tensors or [], self._target)
         return self.inputs[set_id] if set_id is not None else ()
 
     def _call(self, inputs: tuple) -> Any:
@@ -531,6 +495,29 @@ class Sandbox:
         synchronize(device)
         self.sizes.update(t.nbytes for t in leaves(out))
         return out
+
+
+@contextlib.contextmanager
+def own_kernels_off(file: str) -> Iterator[None]:
+    """While held, a launch of a Triton kernel defined in ``file`` does nothing (compiled or interpreted)."""
+    from triton.runtime import interpreter as interpreted
+    from triton.runtime import jit
+
+    classes = (jit.JITFunction, interpreted.InterpretedFunction)
+    originals = [cls.run for cls in classes]
+    for cls, original in zip(classes, originals):
+
+        def run(self: Any, *args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
+            if self.fn.__code__.co_filename == file:
+                return None
+            return _original(self, *args, **kwargs)
+
+        cls.run = run
+    try:
+        yield
+    finally:
+        for cls, original in zip(classes, originals):
+            cls.run = original
 
 
 def _mail(outputs: list[torch.Tensor], boxes: list[dict[str, Any]]) -> list[int]:
@@ -563,60 +550,6 @@ def _device_time(event: Any) -> float:
         if value:
             return float(value)
     return 0.0
-
-
-#: elements of each output fingerprinted per timed call, at positions drawn from the call's secret: a result wrong on
-#: a share p of its elements escapes one call with probability (1 - p) ** SAMPLED (p = 1e-5: 3e-5), and a call
-#: cannot be sped up by getting a few dozen elements of millions wrong
-SAMPLED = 1 << 20
-
-
-_WEIGHTS: dict[tuple[int, str, int, int], tuple[torch.Tensor | None, torch.Tensor]] = {}  # the latest secret's
-
-
-def _weights(n: int, device: torch.device, secret: int, index: int) -> tuple[torch.Tensor | None, torch.Tensor]:
-    """For output ``index`` of ``n`` elements under ``secret``: the positions fingerprinted (None: all of them) and
-    four rows of random +-1 float64 weights. Made once per timed batch (its calls share a secret); only the latest
-    secret's are kept."""
-    key = (n, str(device), secret, index)
-    if key not in _WEIGHTS:
-        if any(k[2] != secret for k in _WEIGHTS):
-            _WEIGHTS.clear()
-        g = torch.Generator(device=device).manual_seed(secret + 7919 * index)
-        positions = torch.randint(0, n, (SAMPLED,), generator=g, device=device) if n > SAMPLED else None
-        signs = torch.randint(0, 2, (4, min(n, SAMPLED)), generator=g, device=device, dtype=torch.int8)
-        _WEIGHTS[key] = (positions, signs.to(torch.float64) * 2 - 1)
-    return _WEIGHTS[key]
-
-
-def _fingerprint(outputs: list[torch.Tensor], secret: int) -> torch.Tensor:
-    """Per output: four random +-1 projections of up to SAMPLED of its elements (positions and weights from the
-    secret), their max |value| and their count.
-
-    Two outputs' projections differ by about the L2 norm of their difference on those elements, so the judge can
-    tell a result within tolerance from a wrong or stale one without the whole tensor. Sampled, a 64M-element output's
-    fingerprint takes 0.45 ms on the H100; projecting all of it moved about 15 GB a call (float64 weights made from
-    int8 in chunks: about 6 ms), and its weights, made anew for each secret, took 256 MB more per timed process a round.
-    """
-    rows: list[torch.Tensor] = []
-    for index, t in enumerate(outputs):
-        flat = (torch.view_as_real(t) if t.is_complex() else t).detach().flatten()
-        positions, signs = _weights(flat.numel(), flat.device, secret, index)
-        v = (flat if positions is None else flat[positions]).to(torch.float64).nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
-        top = v.abs().max().reshape(1) if v.numel() else torch.zeros(1, dtype=torch.float64, device=v.device)
-        count = torch.tensor([float(v.numel())], dtype=torch.float64)
-        rows.append(torch.cat([torch.cat([signs @ v, top]).cpu(), count]))
-    return torch.cat(rows) if rows else torch.zeros(0, dtype=torch.float64)
-
-
-def vary(buffers: tuple, values: tuple, scale: float, shift: float) -> None:
-    """Fill a timed call's input buffers with the set's values, the floating ones scaled and shifted (in one pass)."""
-    offset = torch.tensor(shift - 1, dtype=torch.float64)
-    for buffer, value in zip(buffers, values):
-        if isinstance(buffer, torch.Tensor) and value.is_floating_point():
-            _add(offset, value, alpha=scale, out=buffer)  # value * scale + shift - 1
-        elif isinstance(buffer, torch.Tensor):
-            _copy(buffer, value)
 
 
 def warm_triton() -> None:
@@ -672,6 +605,7 @@ def main(argv: list[str] | None = None) -> int:
         "make": lambda **request: [{"sets": len(sets := box.make(**request))}, *sets],  # a count, then each set
         "check": box.check,
         "observe": box.observe,
+        "knockout": box.knockout,
         "time": box.time,
         "warm": warm_up,
     }

@@ -31,7 +31,6 @@ from kernel_lab.cells import describe  # noqa: E402
 from kernel_lab.verify import protocol  # noqa: E402
 from kernel_lab.verify.compare import compare, tolerance, uses_tf32  # noqa: E402
 from kernel_lab.verify.sandbox import (  # noqa: E402
-    FLUSH_BYTES,
     Cell,
     Fail,
     Sandbox,
@@ -42,6 +41,7 @@ from kernel_lab.verify.sandbox import (  # noqa: E402
     synchronize,
     warm_triton,
 )
+from kernel_lab.verify.timed import FLUSH_BYTES  # noqa: E402
 
 
 def _size(shape: list[Any]) -> int:

@@ -3,9 +3,12 @@ the reference and each candidate in turn (a new order every round of batches), o
 times serving every candidate, as many candidates side by side as the GPU's memory holds.
 
 Each batch is one request to one side's process (:meth:`kernel_lab.verify.sandbox.Sandbox.time`: calls queued behind a
-cache flush and a spin, on inputs varied in secret, each output fingerprinted); the judge's own clock bounds every
-batch; the fingerprints of a candidate's calls are compared with the reference's at the places in the batch the
-reference made its calls (drawn afresh each round, sent to no candidate).
+cache flush and a spin). The judge makes every call's inputs itself, varied afresh per call
+(:mod:`kernel_lab.verify.variation`), hands them over (in buffers it lends, on a GPU: :class:`Slots`), and
+fingerprints each call's outputs itself (:mod:`kernel_lab.verify.fingerprint`), with a secret that never leaves this
+process. Its own clock bounds every batch of every side; the time a side spends outside its calls is compared with
+the reference's. The fingerprints of a candidate's calls are compared with the reference's at the places in the batch
+the reference made its calls (drawn afresh each round, sent to no candidate).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_lab.verify import checks
+from kernel_lab.verify import checks, handover
+from kernel_lab.verify.fingerprint import Prints
 from kernel_lab.verify.reference import Reference
 from kernel_lab.verify.trial import Rejected, Trial
+from kernel_lab.verify.variation import varied
 from kernel_lab.verify.verdict import Timing
-from kernel_lab.verify.workers import Stopped, ended
+from kernel_lab.verify.workers import Stopped, Worker, ended
 
 TIME_BUDGET_S = 1.0  # timing of all shapes together, reference and candidate
 CALLS_PER_BATCH = 5
@@ -46,62 +51,130 @@ def reference_calls(reference: list[float], candidates: list[list[float]]) -> in
 
 
 def at_once(reference: Reference, n: int) -> int:
-    """How many of ``n`` candidates to time side by side: on a GPU, as many as its free memory holds (each keeps
-    copies of the largest timing set, its outputs and a cache flush); on the CPU, all."""
+    """How many of ``n`` candidates to time side by side: on a GPU, as many as its free memory holds (each gets a
+    batch's inputs and output buffers from the judge, and keeps its outputs and a cache flush); on the CPU, all."""
     if reference.scratch.type != "cuda" or n <= 1:
         return max(n, 1)
     import torch
 
     largest = max((reference.expected[s.id].input_bytes for sets in reference.timing.values() for s in sets), default=0)
     free, _ = torch.cuda.mem_get_info(reference.scratch)
-    return max(1, min(n, free // (6 * largest + (1 << 30))))
+    return max(1, min(n, free // ((2 * CALLS_PER_BATCH + 4) * largest + (1 << 30))))
 
 
-def time_round(reference: Reference, trials: list[Trial]) -> list[Outcome]:
+def time_round(reference: Reference, trials: list[Trial], lending: handover.Lending) -> list[Outcome]:
     """Each trial's timings (or why it failed while timed), side by side in batches that the GPU's memory holds: a
     batch's processes end before the next one is timed."""
     most = at_once(reference, len(trials))
     timed: list[Outcome] = []
     for k in range(0, len(trials), most):
         batch = trials[k : k + most]
-        timed += _time_together(reference, batch)
+        timed += _time_together(reference, batch, lending)
         if most < len(trials):
             ended(trial.candidate for trial in batch)
     return timed
 
 
+class Slots:
+    """One side's arguments and output buffers for each place in a batch, on one shape: on a GPU, buffers the judge
+    lends once (by CUDA IPC) and fills anew before each batch; on the CPU, tensors in each request."""
+
+    def __init__(self, reference: Reference, lending: handover.Lending, key: str, metas: list[dict[str, Any]]) -> None:
+        self.gpu = reference.scratch.type == "cuda" and all(m["device"] == "cuda" for m in metas)
+        self.reference, self.lending, self.key, self.metas = reference, lending, key, metas
+        self.inputs: dict[int, list[Any]] = {}  # place -> lent tensors (None for values), once made
+        self.boxes: dict[int, list[Any]] = {}  # place -> lent output buffers
+
+    def request(self, calls: list[tuple[int, tuple]]) -> tuple[dict[str, Any], list[Any]]:
+        """The request's ``calls`` and ``boxes`` for (place, arguments) pairs, and the tensors it carries."""
+        said: dict[str, Any] = {"calls": [], "boxes": [] if self.gpu else None}
+        carried: list[Any] = []
+        for place, args in calls:
+            said["calls"].append([self._item(place, k, v, carried) for k, v in enumerate(args)])
+            if self.gpu:
+                said["boxes"].append(self._boxes(place))
+        return said, carried
+
+    def _item(self, place: int, k: int, value: Any, carried: list[Any]) -> dict[str, Any]:
+        import torch
+
+        if not isinstance(value, torch.Tensor):
+            return {"value": handover.encode(value)}
+        if not self.gpu:
+            carried.append(value)
+            return {"tensor": len(carried) - 1, "slot": f"{self.key}:in:{place}:{k}"}
+        lent = self.inputs.setdefault(place, [])
+        new = len(lent) <= k
+        if new:
+            lent += [None] * (k + 1 - len(lent))
+            lent[k] = self.lending.mailbox(list(value.shape), str(value.dtype), self.reference.scratch)
+        lent[k].copy_(value)
+        item: dict[str, Any] = {"slot": f"{self.key}:in:{place}:{k}"}
+        return item | ({"lent": handover.share(lent[k])} if new else {})
+
+    def _boxes(self, place: int) -> list[dict[str, Any]]:
+        new = place not in self.boxes
+        if new:
+            self.boxes[place] = [self.lending.mailbox(m["shape"], m["dtype"], self.reference.scratch) for m in self.metas]
+        keys = [f"{self.key}:out:{place}:{k}" for k in range(len(self.metas))]
+        return [{"slot": key} | ({"lent": handover.share(box)} if new else {}) for key, box in zip(keys, self.boxes[place])]
+
+    def outputs(self, places: list[int], reply: dict[str, Any], carried: list[Any]) -> list[list[Any]]:
+        """Each call's outputs, from the buffers it was lent or from the reply; Rejected when they are out of form."""
+        sent, out = iter(carried), []
+        try:
+            for place, count, mailed in zip(places, reply["counts"], reply["mailed"]):
+                boxes = self.boxes.get(place, [])
+                out.append([boxes[k] if k in mailed else next(sent) for k in range(count)])
+        except (KeyError, TypeError, IndexError, StopIteration):
+            raise Rejected(
+                "protocol", "the candidate's process answered a timed batch out of form (was its harness changed?)"
+            ) from None
+        return out
+
+
 @dataclass
 class _Shape:
-    """One declared shape's timing in progress: each side's samples (event times) and walls (until idle)."""
+    """One declared shape's timing in progress: each side's samples (event times), walls (until idle), the time it
+    spent outside its calls by the judge's clock, and its buffers."""
 
     shape: tuple
-    ids: list[int]  # the input sets the timed calls rotate through
+    bases: list[tuple]  # the input sets the timed calls are varied from, in turn
     want: int  # samples each side needs at least
     samples: dict[int, list[float]] = field(default_factory=dict)
     walls: dict[int, list[float]] = field(default_factory=dict)
+    outside: dict[int, list[float]] = field(default_factory=dict)  # per batch: ms a call outside its calls
+    batches: dict[int, list[list[float]]] = field(default_factory=dict)  # each batch's event times
+    slots: dict[int, Slots] = field(default_factory=dict)
 
 
-def _time_together(reference: Reference, trials: list[Trial]) -> list[Outcome]:
+def _bases(reference: Reference, ids: list[int]) -> list[tuple]:
+    """The timing sets' arguments as made (tensors where the judge compares), to vary from."""
+    out = []
+    for i in ids:
+        expected = reference.expected[i]
+        out.append(tuple(handover.decode(v) if kind == "value" else v for kind, v in expected.handed()))
+    return out
+
+
+def _time_together(reference: Reference, trials: list[Trial], lending: handover.Lending) -> list[Outcome]:
     groups = sorted(reference.timing.items(), key=lambda item: -max(reference.expected[s.id].input_bytes for s in item[1]))
     # as long as each candidate timed alone with the reference (half the budget each side), shared
     budget = TIME_BUDGET_S * (len(trials) + 1) / 2 / max(len(groups), 1)
     failed: dict[int, Stopped | Rejected] = {}
     shapes: dict[int, list[Timing]] = {i: [] for i in range(len(trials))}
-    keep = [s.id for _, sets in groups for s in sets]  # all a candidate still needs: it lets go of the rest
     on_gpu = reference.device_name != "cpu"
     for rank, (shape, sets) in enumerate(groups):
         live = [i for i in range(len(trials)) if i not in failed]
         if not live:
             break
-        timing = _Shape(shape, [s.id for s in sets], MIN_SAMPLES if rank == 0 else MIN_SAMPLES // 2)
-        _time_shape(reference, trials, live, timing, budget, failed, keep)
+        metas = reference.expected[sets[0].id].metas
+        timing = _Shape(shape, _bases(reference, [s.id for s in sets]), MIN_SAMPLES if rank == 0 else MIN_SAMPLES // 2)
+        timing.slots = {i: Slots(reference, lending, f"{rank}:{i}", metas) for i in [REF, *live]}
+        _time_shape(reference, trials, live, timing, budget, failed)
         for i in [i for i in live if i not in failed]:
             shapes[i].append(Timing.from_samples(timing.samples[REF], timing.samples[i], shape))
-            hidden = (
-                checks.hidden_work(timing.samples[i], timing.walls[i], timing.samples[REF], timing.walls[REF]) if on_gpu else None
-            )
-            if hidden and hidden not in trials[i].warnings:
-                trials[i].warnings.append(hidden)
+            _weigh(trials[i], timing, i, on_gpu)
     out: list[Outcome] = []
     headline = groups[0][1] if groups else []
     moved = _moved_bytes(reference, headline[0].id) if headline else 0
@@ -112,6 +185,19 @@ def _time_together(reference: Reference, trials: list[Trial]) -> list[Outcome]:
         trial.timings_done(shapes[i][0] if shapes[i] else None, moved)
         out.append(tuple(shapes[i]))
     return out
+
+
+def _weigh(trial: Trial, timing: _Shape, i: int, on_gpu: bool) -> None:
+    """The warnings one shape's timing gives a candidate: work the events do not see, work outside its calls, and
+    calls whose times are far from even (the work of many done in one)."""
+    found = [
+        checks.hidden_work(timing.samples[i], timing.walls[i], timing.samples[REF], timing.walls[REF]) if on_gpu else None,
+        checks.outside_calls(timing.outside[i], timing.outside[REF], timing.samples[i], on_gpu),
+        checks.uneven_calls(timing.batches[i], timing.batches[REF]),
+    ]
+    for finding in found:
+        if finding is not None and finding not in trial.warnings:
+            trial.warnings.append(finding)
 
 
 def _moved_bytes(reference: Reference, set_id: int) -> int:
@@ -127,18 +213,23 @@ def _time_shape(
     timing: _Shape,
     budget: float,
     failed: dict[int, Stopped | Rejected],
-    keep: list[int],
 ) -> None:
     """Rounds of batches on one shape until every side has its samples and the candidates their most calls, or the
     budget is spent; a side that fails leaves the rounds (the reference failing ends them for all)."""
+    import torch
+
     timing.samples = {i: [] for i in [REF, *live]}
     timing.walls = {i: [] for i in [REF, *live]}
+    timing.outside = {i: [] for i in [REF, *live]}
+    timing.batches = {i: [] for i in [REF, *live]}
+    generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)  # never sent anywhere
     started, round_, ref_calls = time.monotonic(), 0, CALLS_PER_BATCH
     while live:
-        prints = _one_round(reference, trials, live, timing, round_, ref_calls, failed, keep)
+        prints = _one_round(reference, trials, live, timing, round_, ref_calls, failed, generator)
+        first = prints.pop("first")
         for i in [i for i in live if i in prints and REF in prints]:
             try:
-                trials[i].fingerprints(prints[i], prints[REF], timing.shape, prints["first"])
+                trials[i].fingerprints(prints[i], prints[REF], timing.shape, first)
             except Rejected as wrong:
                 failed[i] = wrong
         live[:] = [i for i in live if i not in failed]
@@ -157,32 +248,53 @@ def _one_round(
     round_: int,
     ref_calls: int,
     failed: dict[int, Stopped | Rejected],
-    keep: list[int],
+    generator: Any,
 ) -> dict[Any, Any]:
-    """One batch from each side, in this round's order: their fingerprints (and ``"first"``: the place in the batch
-    of the reference's first call)."""
+    """One batch from each side, in this round's order, on this round's inputs (made here, the same for every side):
+    each side's fingerprints, and ``"first"``: the place in the batch of the reference's first call."""
     assert reference.worker is not None
-    request = {"cmd": "time", "set_ids": timing.ids, "calls": CALLS_PER_BATCH, "secret": int.from_bytes(os.urandom(4), "little")}
+    calls = [varied(timing.bases[(round_ * CALLS_PER_BATCH + j) % len(timing.bases)], generator) for j in range(CALLS_PER_BATCH)]
     first = secrets.randbelow(CALLS_PER_BATCH - ref_calls + 1)  # never sent to a candidate
+    prints = Prints(int.from_bytes(os.urandom(4), "little"))  # the secret stays here
     order = [REF, *live]
     order = order[round_ % len(order) :] + order[: round_ % len(order)]
-    prints: dict[Any, Any] = {"first": first}
-    where = f"while being timed on shape {timing.shape}"
+    found: dict[Any, Any] = {"first": first}
     for who in order:
-        t0 = time.perf_counter()
+        places = list(range(first, first + ref_calls)) if who == REF else list(range(CALLS_PER_BATCH))
         try:
-            if who == REF:
-                asked = {**request, "calls": ref_calls, "first": first}
-                reply, (prints[who],) = reference.worker.answer(asked, trials[0].deadline, where)
-            else:
-                reply, (prints[who],) = trials[who].ask({**request, "keep": keep}, timing.ids, where)
-        except Stopped as stop:
+            found[who] = _batch(reference, trials, who, timing, places, calls, prints)
+        except (Stopped, Rejected) as stop:
             failed |= dict.fromkeys(live if who == REF else [who], stop)
             if who == REF:
                 break
-            continue
-        timing.samples[who] += reply["events_ms"]
-        timing.walls[who] += reply["walls_ms"]
-        if who != REF:
-            trials[who].timed(reply, (time.perf_counter() - t0) * 1e3)
-    return prints
+    return found
+
+
+def _batch(
+    reference: Reference, trials: list[Trial], who: int, timing: _Shape, places: list[int], calls: list[tuple], prints: Prints
+) -> Any:
+    """One side's batch: its request, its answer, what the judge's clock saw, and its calls' fingerprints."""
+    import torch
+
+    slots = timing.slots[who]
+    said, carried = slots.request([(place, calls[place]) for place in places])
+    where = f"while being timed on shape {timing.shape}"
+    if reference.scratch.type == "cuda":
+        torch.cuda.synchronize(reference.scratch)  # the lent inputs are written before the side reads them
+    t0 = time.perf_counter()
+    if who == REF:
+        assert isinstance(reference.worker, Worker)
+        reply, tensors = reference.worker.answer(
+            {"cmd": "time", **said}, time.monotonic() + reference.options.timeout, where, tensors=carried
+        )
+    else:
+        reply, tensors = trials[who].ask({"cmd": "time", **said, "keep": []}, [], where, tensors=carried)
+    trusted = (time.perf_counter() - t0) * 1e3
+    timing.samples[who] += reply["events_ms"]
+    timing.batches[who].append(list(reply["events_ms"]))
+    timing.walls[who] += reply["walls_ms"]
+    timing.outside[who].append(max(0.0, trusted - sum(reply["walls_ms"])) / max(len(places), 1))
+    if who != REF:
+        trials[who].timed(reply, trusted)
+    outputs = slots.outputs(places, reply, tensors)
+    return torch.stack([prints.of(out) for out in outputs])

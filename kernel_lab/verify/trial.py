@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kernel_lab.cells import kernel_names
+from kernel_lab.cells import kernel_names, language
 from kernel_lab.rewrite.launch import parameter_only
 from kernel_lab.verify import checks, handover
 from kernel_lab.verify.findings import Finding
-from kernel_lab.verify.reference import Expected, Reference, on
+from kernel_lab.verify.reference import Expected, Reference, on, survives
 from kernel_lab.verify.verdict import Timing, Verdict
 from kernel_lab.verify.workers import Stopped, Worker
 
@@ -56,6 +56,7 @@ class Trial:
         :meth:`check`). ``phase(name, started)`` hears each step done."""
         self.reference, self.candidate, self.source, self.lending = reference, candidate, source, lending
         self.phase = phase
+        self.triton = language(source) == "triton" and bool(kernel_names(source))  # its launches are watched
         self.options = reference.options
         self.deadline = time.monotonic() + self.options.timeout
         self.warnings: list[Finding] = []
@@ -234,10 +235,13 @@ class Trial:
         reply, tensors = self.ask(request, [expected.set.id], where)
         return reply, tensors, boxes
 
-    def ask(self, request: dict[str, Any], sets: list[int], where: str) -> tuple[dict[str, Any], list[Any]]:
-        """Ask the candidate, handing it its own copy of each of ``sets`` it does not have yet."""
+    def ask(
+        self, request: dict[str, Any], sets: list[int], where: str, tensors: list[Any] | None = None
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """Ask the candidate, handing it its own copy of each of ``sets`` it does not have yet (``tensors``: what the
+        request itself carries, first)."""
         handed: dict[int, list[Any]] = {}
-        carried: list[Any] = []
+        carried: list[Any] = list(tensors or [])
         kept: list[Any] = []  # the copies handed over by CUDA IPC live until the candidate has taken them
         for i in sets:
             if i not in self.handed:
@@ -286,15 +290,31 @@ class Trial:
         own = re.compile(rf"(?:void )?(?:\w+::)*(?:{'|'.join(map(re.escape, names))})\b") if names else None
         ref = self.reference.launched
         found = [checks.fallback(seen, own), checks.foreign_ops(seen, ref), checks.library_calls(seen, ref, own)]
+        if self.triton:
+            found.append(checks.knocked_out(self._knocked_out(observed), bool(self.reference.survives)))
         return [f for f in found if f is not None]
+
+    def _knocked_out(self, expected: Expected) -> bool:
+        """Whether the candidate's output on ``expected``'s inputs is still right with its own kernels doing nothing."""
+        scratch = self.reference.scratch
+        boxes = []
+        if scratch.type == "cuda" and all(m["device"] == "cuda" for m in expected.metas):
+            boxes = [self.lending.mailbox(m["shape"], m["dtype"], scratch) for m in expected.metas]
+        request: dict[str, Any] = {"cmd": "knockout", "set_id": expected.set.id}
+        if boxes:
+            request["into"] = [handover.share(b) for b in boxes]
+        reply, tensors = self.ask(request, [expected.set.id], "with its own kernels made to do nothing")
+        return survives(reply, tensors, boxes, expected, self.reference)
 
     # timing --------------------------------------------------------------------------------------------
 
     def timed(self, reply: dict[str, Any], trusted_ms: float) -> None:
-        """Note one batch of timed calls: whether its clock is borne out by the judge's own, and threads left running."""
+        """Note one batch of timed calls: whether its clock is borne out by the judge's own, what its calls left
+        running, and timed calls that launched none of the cell's own kernels."""
         self.clocks.append(checks.untrusted_clock(reply, trusted_ms))
-        if reply["stray_threads"] and not any(w.kind == "stray_threads" for w in self.warnings):
-            self.warnings.append(checks.stray_threads())
+        for found in (checks.left_running(reply), checks.no_own_launches(reply, self.triton)):
+            if found is not None and not any(w.kind == found.kind for w in self.warnings):
+                self.warnings.append(found)
 
     def timings_done(self, headline: Timing | None, moved_bytes: int) -> None:
         """The warnings of the whole timing: clocks not borne out in most batches, bytes above the memory roof."""
