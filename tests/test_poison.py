@@ -14,7 +14,9 @@ def test_a_block_an_earlier_call_filled_is_poisoned_before_the_next_call_gets_it
     left = torch.full((n,), 1.5)
     del left
     poison(torch.device("cpu"), {n * 4})
-    assert torch.empty(n).isnan().all()
+    handed = torch.empty(n)
+    # nothing the earlier call left; NaN but where malloc keeps its own bookkeeping in a freed block (16 bytes)
+    assert not (handed == 1.5).any() and int(handed.isnan().sum()) >= n - 4
 
 
 @pytest.mark.gpu

@@ -34,6 +34,12 @@ def source(name: str) -> str:
 
 
 EXIT_139 = source("add_crash").replace("os.kill(os.getpid(), signal.SIGSEGV)", "os._exit(139)")
+# Slow on the headline shape by 50 ms, so that a candidate's gain there is far beyond a busy machine's noise.
+SLEEPY_ON_LARGE = source("sized_add_ref").replace(
+    "def run(x, y):\n", "def run(x, y):\n    if x.numel() >= 8000:\n        __import__('time').sleep(0.05)\n"
+)
+#: half_ref with its output's dtype pinned: float16 whatever its inputs, so no float64 truth can be made
+PINNED_HALF = source("half_ref").replace("torch.empty_like(x)", "torch.empty_like(x, dtype=torch.float16)")
 AXPY_BLOCK_512 = source("axpy_inplace_ref").replace("1024),)", "512),)").replace("BLOCK=1024", "BLOCK=512")
 AXPY_UNWRITTEN = source("axpy_inplace_ref").replace("y + 2 * x, mask", "y, mask")
 AXPY_INTO_X = source("axpy_inplace_ref").replace("tl.store(y_ptr", "tl.store(x_ptr")
@@ -73,7 +79,14 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
     ("add_ref", False, HANG_TIMEOUT): {"hang": "add_hang"},
     ("slow_ref", True, 120.0): {"too_fast": "add_fallback"},
     ("zeros_ref", False, 120.0): {"zeros_vs_zeros": "add_zeros"},
-    ("half_ref", False, 120.0): {"dtype": "half_as_float"},
+    ("half_ref", False, 120.0): {"dtype": "half_as_float", "half_cast_honest": "half_cast_honest"},
+    (PINNED_HALF, False, 120.0): {"pinned_truth": "half_ref"},
+    ("variance_ref", False, 120.0): {
+        "one_pass_variance": "one_pass_variance",
+        "variance_ignores_strides": "variance_ignores_strides",
+        "variance_contiguous_honest": "variance_contiguous_honest",
+        "variance_two_kernels": "variance_two_kernels",
+    },
     ("mm_ref", False, 120.0): {"library": "mm_torch"},
     ("softmax_ref", False, 120.0): {
         "softmax_rows": "softmax_rows",
@@ -86,16 +99,23 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
     ("sized_add_ref", True, 120.0): {
         "address_cache": "address_cache",
         "switch_when_timed": "switch_when_timed",
-        "slow_small_shapes": "slow_small_shapes",
         "timed_beside_hostile": "sized_add_ref",
         "flush_work": "flush_work",
+        "one_call_does_all": "one_call_does_all",
+        "forked_worker": "forked_worker",
     },
     (TINY_BLOCK, True, 120.0): {
         "block_made_right": BLOCK_MADE_RIGHT,
         "block_and_code": BLOCK_AND_CODE,
         "stale_some_timed_calls": "stale_some_timed_calls",
+        "deferred_output": "deferred_output",
     },
     ("sized_add_ref", False, 120.0): {
+        "numpy_fallback": "numpy_fallback",
+        "compiled_fallback": "compiled_fallback",
+        "checks_how_loaded": "checks_how_loaded",
+        "add_copy_honest": "add_copy_honest",
+        "add_grid_stride_honest": "add_grid_stride_honest",
         "no_tail_mask": "no_tail_mask",
         "shape_table": "shape_table",
         "half_torch": "half_torch",
@@ -106,12 +126,15 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "inplace_unwritten": AXPY_UNWRITTEN,
         "inplace_wrong_input": AXPY_INTO_X,
     },
+    (SLEEPY_ON_LARGE, True, 120.0): {"slow_small_shapes": "slow_small_shapes"},
     ("relu6_ref", False, 120.0): {"relu6_no_cap": "relu6_no_cap", "relu6_honest": "relu6_honest"},
     ("fma16_ref", False, 120.0): {"bf16_math": "bf16_math", "fma16_honest": "fma16_honest"},
     ("transpose_ref", False, 120.0): {
         "alias_transpose": "alias_transpose",
         "strided_output": "strided_output",
         "transpose_honest": "transpose_honest",
+        "transpose_contiguous_honest": "transpose_contiguous_honest",
+        "data_op_transpose": "data_op_transpose",
     },
 }
 
@@ -226,7 +249,7 @@ def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_write
     makes = [float(t) for what, t in events if what == "make"]
     loaded = [float(t) for what, t in events if what == "load"]
     assert len(makes) >= 6 and len(loaded) == 1 and loaded[0] < max(makes)  # its cell loaded before the last input set
-    assert fair.correct and fair.checks == 6, fair.reason
+    assert fair.correct and fair.checks == 3 + 5, fair.reason  # 3 seeds, 5 value variants (no sizes to vary)
     assert spoiler.correct, spoiler.reason  # its own answers are right: its inputs are its own copies
 
 
@@ -254,24 +277,48 @@ def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone
 def test_correct_rewrite_passes_and_is_timed(verdicts):
     v = verdicts["correct"]
     assert (v.correct, v.reason, v.warnings) == (True, "ok", ())
-    assert v.checks == 6  # 3 seeds of the declared inputs, then large, small and negative values
+    assert v.checks == 3 + 5  # 3 seeds of the declared inputs, then 5 value variants
     assert v.max_abs_err == 0.0 and v.max_rel_err == 0.0
     t = v.timing
     assert t is not None and t.repeats >= 10 and t.reference_ms > 0 and t.candidate_ms > 0
     assert t.speedup == pytest.approx(t.reference_ms / t.candidate_ms)
-    assert v.summary().startswith("correct on 6 input sets") and "ms" in v.summary()
-    assert [n.kind for n in v.notes] == ["single_shape"] and "declares a single input shape" in v.notes[0].text
+    assert v.summary().startswith("correct on 8 input sets") and "ms" in v.summary()
+    assert [n.kind for n in v.notes] == ["single_shape", "skipped_inputs"] and "declares a single input shape" in v.notes[0].text
+    assert "inputs strided" in v.notes[1].text  # add_ref reads its inputs as contiguous: strided ones are skipped
 
 
-@pytest.mark.parametrize("case", ["softmax_rows", "relu6_honest", "fma16_honest", "transpose_honest"])
-def test_honest_rewrites_pass_on_every_shape_and_variant(verdicts, case):
+HONEST = [
+    "softmax_rows",
+    "relu6_honest",
+    "fma16_honest",
+    "transpose_honest",
+    "add_copy_honest",  # a copy of its own kernel's output
+    "half_cast_honest",  # a cast of it
+    "transpose_contiguous_honest",  # a .contiguous() of a view of it
+    "add_grid_stride_honest",  # a grid-stride loop
+    "variance_two_kernels",  # two kernels
+    "variance_contiguous_honest",  # strided and transposed inputs made contiguous first
+]
+
+
+@pytest.mark.parametrize("case", HONEST)
+def test_honest_rewrites_pass_on_every_shape_variant_and_layout(verdicts, case):
     v = verdicts[case]
     assert (v.correct, v.reason, v.warnings) == (True, "ok", ()), v.reason
 
 
+def test_inputs_are_laid_out_otherwise_where_the_reference_accepts_it_and_skipped_saying_so_where_not(verdicts):
+    accepts = verdicts["variance_two_kernels"]  # its reference reads any strides
+    assert not [n for n in accepts.notes if n.kind == "skipped_inputs"], accepts.notes
+    assumes = verdicts["add_copy_honest"]  # its reference reads its inputs as contiguous
+    skipped = [n.text for n in assumes.notes if n.kind == "skipped_inputs"]
+    assert any("inputs strided (every other element)" in t and "assumes contiguous inputs" in t for t in skipped), skipped
+    assert not any("column-major" in t for t in skipped)  # one dimension: nothing to transpose, nothing said
+
+
 def test_odd_shapes_around_the_declared_ones_are_checked(verdicts):
-    v = verdicts["softmax_rows"]  # 3 declared shapes x 3 seeds, 2 odd shapes around each, 3 value variants
-    assert v.checks == 9 + 6 + 3
+    v = verdicts["softmax_rows"]  # 3 declared shapes x 3 seeds, 2 odd shapes around each, 5 value variants
+    assert v.checks == 9 + 6 + 5  # its reference assumes a contiguous last dimension: no other layout
 
 
 # --- wrong results ------------------------------------------------------------------------------------
@@ -360,6 +407,59 @@ def test_odd_shapes_catch_a_missing_tail_mask_and_a_table_of_declared_shapes(ver
 def test_value_variants_catch_overflow_and_a_forgotten_cap(verdicts, case, variant):
     v = verdicts[case]
     assert not v.correct and variant in v.reason
+
+
+def test_a_large_common_offset_catches_a_one_pass_variance(verdicts):
+    v = verdicts["one_pass_variance"]
+    assert not v.correct and "values shifted by +1000" in v.reason, v.reason
+
+
+def test_strided_and_column_major_inputs_catch_a_kernel_that_ignores_strides(verdicts):
+    v = verdicts["variance_ignores_strides"]
+    assert not v.correct and ("inputs strided" in v.reason or "inputs column-major" in v.reason), v.reason
+
+
+def test_a_reference_that_pins_its_dtype_says_no_truth_was_made(verdicts):
+    v = verdicts["pinned_truth"]
+    notes = [n.text for n in v.notes if n.kind == "truth_skipped"]
+    assert v.correct and notes and "float16 even on more precise inputs" in notes[0], v.notes
+
+
+def test_a_cell_is_loaded_as_a_notebook_loads_it(verdicts):
+    v = verdicts["checks_how_loaded"]  # right only when it can tell it is judged
+    assert not v.correct and v.failure == "wrong_values", v.reason
+
+
+@pytest.mark.parametrize("case", ["numpy_fallback", "compiled_fallback", "data_op_transpose"])
+def test_work_done_elsewhere_than_its_own_kernels_is_a_fallback(verdicts, case):
+    v = verdicts[case]
+    assert blocked(v, "still right when its own kernels are made to do nothing"), (v.reason, v.warnings)
+
+
+def test_work_deferred_past_the_calls_clock_is_seen_by_the_judges(verdicts):
+    v = verdicts["deferred_output"]
+    assert blocked(v, "outside its timed calls"), (v.reason, v.warnings)
+
+
+def test_one_timed_call_doing_the_work_of_its_batch_is_seen(verdicts):
+    v = verdicts["one_call_does_all"]
+    assert blocked(v, "one call takes most of the batch's time"), (v.reason, v.warnings)
+
+
+def test_a_process_forked_to_finish_the_work_is_waited_for_and_flagged(verdicts):
+    v = verdicts["forked_worker"]
+    assert blocked(v, "starts processes that outlive run()"), (v.reason, v.warnings)
+
+
+def test_a_time_below_what_the_bytes_need_is_refused_with_the_l2_cache_allowed_for():
+    from kernel_lab.verify.checks import above_roof
+
+    h200 = "NVIDIA H200"  # 4.8 TB/s
+    assert above_roof(1 << 30, 0.1, h200) is not None  # 1 GiB in 0.1 ms: 10 TB/s
+    assert above_roof(1 << 30, 0.25, h200) is None  # 4.3 TB/s
+    assert above_roof(32 << 20, 0.004, h200) is None  # 8.4 TB/s from the L2 cache: possible
+    assert above_roof(32 << 20, 0.0015, h200) is not None  # 22 TB/s: not
+    assert above_roof(1 << 30, 0.01, "a GPU nobody knows") is None
 
 
 def test_seeds_cannot_be_replayed(verdicts):
@@ -526,17 +626,17 @@ def test_syntax_error_is_reported_with_its_line(verdicts):
 def test_triton_compile_error_is_reported(verdicts):
     v = verdicts["triton_error"]
     assert not v.correct and v.reason.startswith("the candidate raised ")
-    assert "arange's range must be a power of 2" in v.reason and "input set 1 of 6" in v.reason
+    assert "arange's range must be a power of 2" in v.reason and "input set 1 of 8" in v.reason
 
 
 def test_segfault_is_reported(verdicts):
     v = verdicts["segfault"]
-    assert not v.correct and v.reason == "the candidate crashed (signal 11, SIGSEGV) on input set 1 of 6 (the declared inputs)"
+    assert not v.correct and v.reason == "the candidate crashed (signal 11, SIGSEGV) on input set 1 of 8 (the declared inputs)"
 
 
 def test_process_exit_is_reported(verdicts):
     v = verdicts["exit_139"]
-    assert not v.correct and v.reason.startswith("the candidate ended its process (exit status 139) on input set 1 of 6")
+    assert not v.correct and v.reason.startswith("the candidate ended its process (exit status 139) on input set 1 of 8")
 
 
 def test_cell_without_run_is_reported(verdicts):
@@ -639,7 +739,8 @@ def test_input_sets_have_secret_seeds_and_odd_shapes():
     a, b = plan([(8192,), (4096,)], 3, True), plan([(8192,), (4096,)], 3, True)
     assert [s.seed for s in a] != [s.seed for s in b]  # fresh for every judge
     assert {s.shape for s in a if not s.declared} == {(8193,), (8191,), (4097,), (4095,)}
-    assert sorted(s.variant for s in a if s.variant) == ["large", "negative", "small"]
+    assert sorted(s.variant for s in a if s.variant) == ["large", "mixed", "negative", "offset", "small"]
+    assert sorted(s.layout for s in a if s.layout) == ["strided", "transposed"]
     assert sum(s.timing for s in a) == 4
 
 

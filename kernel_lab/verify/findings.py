@@ -31,6 +31,7 @@ NOTES = {
     "single_shape": "only one input shape could be checked",
     "skipped_inputs": "an input set the reference is not defined on was skipped",
     "host_bound_shape": "slower on a shape where a call costs mostly its launch",
+    "truth_skipped": "no answer more precise than the reference's could be made (it pins its output dtype)",
 }
 #: why a verdict is "wrong or failed", one kind each
 FAILURES = {

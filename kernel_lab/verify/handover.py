@@ -187,11 +187,12 @@ def mapped(lent: dict[str, Any]) -> torch.Tensor:
 
 
 def pack(
-    inputs: list[tuple[str, Any]], device: torch.device, lending: Lending
+    inputs: list[tuple[str, Any]], device: torch.device, lending: Lending, layout: str = ""
 ) -> tuple[list[Any], list[torch.Tensor], list[torch.Tensor]]:
     """(what the request says, tensors that travel in it, copies the judge must keep until the answer comes).
 
-    ``inputs``: ("tensor", t) or ("value", json) per argument of ``run``; ``device``: where the candidate runs.
+    ``inputs``: ("tensor", t) or ("value", json) per argument of ``run``; ``device``: where the candidate runs;
+    ``layout``: how the candidate lays each tensor out on arrival (:mod:`kernel_lab.verify.layouts`).
     """
     said: list[Any] = []
     carried: list[torch.Tensor] = []
@@ -202,16 +203,21 @@ def pack(
         elif device.type == "cuda":
             copy = lending.copy(v, device)
             kept.append(copy)
-            said.append({"lent": share(copy)})
+            said.append({"lent": share(copy), "layout": layout})
         else:
-            said.append({"tensor": len(carried)})
+            said.append({"tensor": len(carried), "layout": layout})
             carried.append(v)
     return said, carried, kept
 
 
-def unpack(said: list[Any], carried: list[torch.Tensor], device: torch.device) -> tuple:
-    """(candidate) The input set a request handed over, in memory of this process's own."""
-    return tuple(
-        decode(item["value"]) if "value" in item else take(item["lent"]) if "lent" in item else carried[item["tensor"]].to(device)
-        for item in said
-    )
+def unpack(said: list[Any], carried: list[torch.Tensor], device: torch.device, laid: Callable[..., Any]) -> tuple:
+    """(candidate) The input set a request handed over, in memory of this process's own, each tensor ``laid`` out
+    as the request says (:func:`kernel_lab.verify.layouts.laid`, bound by the caller before any cell loads)."""
+
+    def arrived(item: dict[str, Any]) -> Any:
+        if "value" in item:
+            return decode(item["value"])
+        t = take(item["lent"]) if "lent" in item else carried[item["tensor"]].to(device)
+        return laid(t, item.get("layout", ""))
+
+    return tuple(arrived(item) for item in said)

@@ -6,11 +6,16 @@ never seen.
 * **Odd shapes** around each declared one whenever ``make_inputs`` takes sizes: every size made odd (one
   above, one below), so no size is a multiple of any power of two; a kernel without a tail mask shows.
 * **Value variants** of the declared distribution: large (x100: overflow in unsafe formulations, caps such
-  as ReLU6's), small (x0.001) and shifted negative (x - 3).
+  as ReLU6's), small (x0.001), shifted negative (x - 3), a large common offset (x + 1000: catastrophic
+  cancellation, as in a one-pass variance) and mixed magnitudes (each element scaled by 10^k, k in -3..3).
+* **Layouts** the reference accepts: every tensor input handed over as a non-contiguous view with the same
+  values, every other element of a twice-as-wide buffer (``strided``), or column-major (``transposed``,
+  tensors of two dimensions or more); the gaps hold NaN bytes. A set whose reference answer differs from its
+  answer on the contiguous inputs (a reference that assumes contiguous inputs) is skipped, saying so.
 * **Timing sets**, fresh seeds again per declared shape, rotated through the timed calls.
 
-Where the reference itself fails or gives NaN/inf on an odd shape or a variant (it is not defined there),
-that input set is skipped and the verdict says so.
+Where the reference itself fails or gives NaN/inf on an odd shape, a variant or a layout (it is not defined
+there), that input set is skipped and the verdict says so.
 """
 
 from __future__ import annotations
@@ -19,9 +24,23 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-#: variant -> (scale, shift) applied to the floating-point inputs of the declared distribution
-VARIANTS: dict[str, tuple[float, float]] = {"large": (100.0, 0.0), "small": (1e-3, 0.0), "negative": (1.0, -3.0)}
-VARIANT_WORDS = {"large": "values x100", "small": "values x0.001", "negative": "values shifted by -3"}
+#: variant -> (scale, shift) applied to the floating-point inputs of the declared distribution ("mixed": the
+#: scale is 10^k per element, k drawn from -3..3)
+VARIANTS: dict[str, tuple[float, float]] = {
+    "large": (100.0, 0.0),
+    "small": (1e-3, 0.0),
+    "negative": (1.0, -3.0),
+    "offset": (1.0, 1000.0),
+    "mixed": (1.0, 0.0),
+}
+VARIANT_WORDS = {
+    "large": "values x100",
+    "small": "values x0.001",
+    "negative": "values shifted by -3",
+    "offset": "values shifted by +1000",
+    "mixed": "mixed magnitudes (x10^-3 to x10^3)",
+}
+LAYOUT_WORDS = {"strided": "inputs strided (every other element)", "transposed": "inputs column-major"}
 TIMING_SEEDS = 2  # fresh input sets per declared shape, rotated through the timed calls
 
 
@@ -33,6 +52,7 @@ class InputSet:
     shape: tuple[Any, ...]
     seed: int
     variant: str = ""  # "" (the declared distribution) or a key of VARIANTS
+    layout: str = ""  # "" (contiguous) or a key of LAYOUT_WORDS
     declared: bool = True  # a shape the cell declares (the reference must work there)
     timing: bool = False  # rotated through the timed calls rather than checked alone
 
@@ -43,10 +63,24 @@ class InputSet:
             parts.append("an odd shape the cell does not declare")
         if self.variant:
             parts.append(VARIANT_WORDS[self.variant])
+        if self.layout:
+            parts.append(LAYOUT_WORDS[self.layout])
         return ", ".join(p for p in parts if p) or "the declared inputs"
 
+    @property
+    def optional(self) -> bool:
+        """Whether the reference may be undefined here (the set is then skipped): all but the declared inputs."""
+        return bool(self.variant or self.layout or not self.declared)
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "shape": list(self.shape), "seed": self.seed, "variant": self.variant, "timing": self.timing}
+        return {
+            "id": self.id,
+            "shape": list(self.shape),
+            "seed": self.seed,
+            "variant": self.variant,
+            "layout": self.layout,
+            "timing": self.timing,
+        }
 
 
 def odd_shapes(shape: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -86,6 +120,8 @@ def plan(declared: list[tuple[Any, ...]], seeds: int, sizes_known: bool) -> list
                     add(odd, declared=False)
     for variant in VARIANTS:
         add(declared[0], variant=variant)
+    for layout in LAYOUT_WORDS:
+        add(declared[0], layout=layout)
     for shape in declared:
         for _ in range(TIMING_SEEDS):
             add(shape, timing=True)

@@ -192,7 +192,7 @@ class Judge:
 
     def _spawn(self) -> Worker:
         """A candidate process, started before its cell is known, or one started ahead that has loaded nothing."""
-        return workers.take(workers.SANDBOX, "candidate", self.device, self.options.timeout)
+        return workers.take(workers.SANDBOX, "candidate", self.device, self.options.timeout, warm=True)
 
     def _started(self) -> Worker:
         return self._spare.pop(0) if self._spare else self._spawn()

@@ -137,14 +137,21 @@ class Reference:
     def load(self, deadline: float, *, warm: bool = False) -> dict[str, Any]:
         """Take a process (started ahead, or a new one: :mod:`kernel_lab.verify.workers`) and load the cell there
         (``warm``: then what recording its kernels needs)."""
-        self.worker = workers.take(workers.SANDBOX, "reference", self.device, max(self.options.timeout, REFERENCE_TIMEOUT))
-        cell = self.worker.folder / "cell.py"
-        cell.write_text(self.source)
-        loaded, _ = self.worker.answer({"cmd": "load", "path": str(cell)}, deadline, "while loading the cell", located=True)
-        cell.unlink()  # candidates never find the reference's source beside theirs
+        self.worker, loaded = self._loaded(deadline)
         if warm:
             self.warm(deadline)
         return loaded
+
+    def _loaded(self, deadline: float) -> tuple[Worker, dict[str, Any]]:
+        """A process with the cell loaded, and what loading it said."""
+        worker = workers.take(workers.SANDBOX, "reference", self.device, max(self.options.timeout, REFERENCE_TIMEOUT))
+        cell = worker.folder / "cell.py"
+        cell.write_text(self.source)
+        try:
+            loaded, _ = worker.answer({"cmd": "load", "path": str(cell)}, deadline, "while loading the cell", located=True)
+        finally:
+            cell.unlink(missing_ok=True)  # candidates never find the reference's source beside theirs
+        return worker, loaded
 
     def warm(self, deadline: float) -> None:
         """Have the process load the profiler (seconds of imports), once."""
@@ -168,6 +175,8 @@ class Reference:
 
     def _make_all(self, loaded: dict[str, Any], deadline: float) -> None:
         assert self.worker is not None
+        if not loaded.get("make_inputs", True):
+            raise Stopped("the reference defines no make_inputs() function: a cell needs make_inputs() and run(*inputs)")
         self.device_name, self.params = loaded["device_name"], loaded["params"]
         shapes = [tuple(s) for s in loaded["shapes"]]
         if len(shapes) == 1 and not loaded["sizes_known"]:
@@ -178,13 +187,39 @@ class Reference:
                     " shape was checked; declare SHAPES or give make_inputs size parameters.",
                 )
             )
-        for spec in plan(shapes, self.options.seeds, loaded["sizes_known"]):
-            with self.turns.step():
-                self.worker.answer({"cmd": "make", "sets": [spec.to_json()]}, deadline, "while making the inputs")
-                reply, tensors = self.worker.more(deadline, "while making the inputs")
-                if "lent" in reply:  # on the GPU: results lent by CUDA IPC, copied here (the reference is the user's cell)
-                    tensors = [handover.take(lent) for lent in reply.pop("lent")]
-                self._keep(spec, reply, tensors)
+        specs = plan(shapes, self.options.seeds, loaded["sizes_known"])
+        for spec in specs:
+            if not spec.layout:
+                self._make(self.worker, spec, deadline)
+        self._make_laid([s for s in specs if s.layout], deadline)
+
+    def _make(self, worker: Worker, spec: InputSet, deadline: float) -> None:
+        """Have ``worker`` make one input set and the reference's results on it, and keep them (a turn on the GPU)."""
+        with self.turns.step():
+            worker.answer({"cmd": "make", "sets": [spec.to_json()]}, deadline, "while making the inputs")
+            reply, tensors = worker.more(deadline, "while making the inputs")
+            if "lent" in reply:  # on the GPU: results lent by CUDA IPC, copied here (the reference is the user's cell)
+                tensors = [handover.take(lent) for lent in reply.pop("lent")]
+            self._keep(spec, reply, tensors)
+
+    def _make_laid(self, specs: list[InputSet], deadline: float) -> None:
+        """The input sets laid out otherwise than contiguously, made by the cell in a process of its own: a reference
+        that assumes contiguous inputs may read or write out of their bounds there, which must not stop its own."""
+        if not specs:
+            return
+        probe = None
+        try:
+            probe, _ = self._loaded(deadline)
+            for spec in specs:
+                self._make(probe, spec, deadline)
+        except Stopped as stop:
+            said = " nor ".join(s.describe(shown=False) for s in specs)
+            self.notes.append(
+                Finding("skipped_inputs", f"Skipped {said}: {stop} (it may assume contiguous inputs and reach past them).")
+            )
+        finally:
+            if probe is not None:
+                ended([probe], wait=False)
 
     def stopped(self, stop: Stopped) -> None:
         """The process stopped: every verdict from now on says why."""
@@ -194,7 +229,9 @@ class Reference:
         """Keep the results for one input set, or skip the set (saying why), or give up."""
         where = f"on {spec.describe()}"
         if "error" in reply:
-            if spec.declared and not spec.variant:
+            if reply.get("kind") == "not_applicable":  # a layout that changes none of its inputs: nothing to try
+                return
+            if not spec.optional:
                 self.broken = Verdict(
                     False, f"the reference {reply['error']} {where}: nothing can be judged against it", failure="broken_reference"
                 )
@@ -206,7 +243,7 @@ class Reference:
         truth = tensors[n + len(in_place) : len(tensors) - len(made)] if reply["truth"] else None
         kept = dict(zip(made, tensors[len(tensors) - len(made) :]))  # the tensor inputs as made
         values = {int(i): v for i, v in reply["values"].items()}
-        if spec.variant and not all(bool(t.isfinite().all()) for t in outputs if t.is_floating_point()):
+        if spec.optional and not all(bool(t.isfinite().all()) for t in outputs if t.is_floating_point()):
             self.notes.append(
                 Finding(
                     "skipped_inputs",
@@ -214,8 +251,16 @@ class Reference:
                 )
             )
             return
-        if spec.declared and not spec.variant and not spec.timing and self._constant(outputs, where):
+        if not spec.optional and not spec.timing and self._constant(outputs, where):
             return
+        if reply.get("truth_skipped") and not spec.optional and not any(n.kind == "truth_skipped" for n in self.notes):
+            self.notes.append(
+                Finding(
+                    "truth_skipped",
+                    "No more precise answer could be made to hold candidates to: the reference's "
+                    f"{reply['truth_skipped']}; candidates were held to the output's tolerance alone.",
+                )
+            )
         # compared with every candidate's, and copied for each: moved where comparisons run once, not each time
         groups = ([], [], [], list(kept.values())) if spec.timing else (outputs, written, truth or [], list(kept.values()))
         moved = iter(self._resident([t for group in groups for t in group]))
@@ -276,7 +321,7 @@ class Reference:
             checked = self.checked()
             if self.broken is None and checked and self.launched is None:
                 assert self.worker is not None
-                self.observed = max(checked, key=lambda e: (e.set.declared and not e.set.variant, e.input_bytes))
+                self.observed = max(checked, key=lambda e: (not e.set.optional, e.input_bytes))
                 request = {"cmd": "observe", "set_id": self.observed.set.id}
                 try:
                     self.launched, _ = self.worker.answer(request, deadline, "while recording its kernels")

@@ -1,6 +1,6 @@
 """The process that runs one cell for the judge: the reference's, or one candidate's.
 
-    python -m kernel_lab.verify.sandbox {reference|candidate} --requests FD --replies FD [--device DEV] [--warm]
+    python -m kernel_lab.verify.sandbox --requests FD --replies FD [--device DEV] [--warm]
 
 It answers the judge's requests (:mod:`kernel_lab.verify.protocol`) and hands back outputs, metadata and
 timings; it decides nothing. The reference's process also makes the inputs (its ``make_inputs`` under the
@@ -33,9 +33,10 @@ from kernel_lab.cells import describe, execute
 from kernel_lab.interpreter import cannot_run
 from kernel_lab.models import LaunchRecord
 from kernel_lab.profiling.launches import watch
-from kernel_lab.verify import handover, protocol
-from kernel_lab.verify.inputs import VARIANTS
-from kernel_lab.verify.timed import batch_timer
+from kernel_lab.verify import handover, layouts, protocol
+from kernel_lab.verify.compare import tolerance
+from kernel_lab.verify.inputs import LAYOUT_WORDS, VARIANTS
+from kernel_lab.verify.timed import batch_timer, children
 
 POISON_BYTES = {"cuda": 256 << 20, "cpu": 16 << 20}
 _sync_cuda = getattr(torch._C, "_cuda_synchronize", None)  # taken before any cell loads
@@ -68,8 +69,8 @@ def failure_kind(exc: BaseException) -> str:
 class Cell:
     """A loaded cell: its namespace, and where its file is."""
 
-    def __init__(self, path: Path, who: str) -> None:
-        self.path, self.who = path, who
+    def __init__(self, path: Path) -> None:
+        self.path = path
         source = path.read_text()
         if use_folder_for(source):  # a load_inline cell: it builds in seconds, and finds what the profiler built
             fastbuild.install()
@@ -78,7 +79,8 @@ class Cell:
         except SyntaxError as exc:
             raise Fail(f"does not compile: {describe(exc, str(path))}", "compile_error") from None
         try:
-            self.namespace = execute(source, str(path), {"__name__": f"kernel_lab_{who}", "__file__": str(path)})
+            # as the notebook's profiler runs a cell: under __main__, whichever side it is (a cell that looks gains nothing)
+            self.namespace = execute(source, str(path), {"__name__": "__main__", "__file__": str(path)})
         except BaseException as exc:  # noqa: BLE001 - any failure of the cell is the answer
             kind = failure_kind(exc)
             raise Fail(
@@ -95,6 +97,9 @@ class Cell:
 
 
 # --- memory: poison, flush, synchronize ---------------------------------------------------------------
+
+
+_LAID = layouts.laid  # bound before any cell loads: a cell rebinding the module's name changes nothing here
 
 
 def synchronize(device: torch.device) -> None:
@@ -164,7 +169,8 @@ def device_of(values: tuple) -> torch.device:
 
 
 def clone(values: tuple) -> tuple:
-    return tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in values)
+    """Fresh copies of the tensors of ``values``, each laid out as it is."""
+    return tuple(layouts.copy(v) if isinstance(v, torch.Tensor) else v for v in values)
 
 
 def changed(after: tuple, before: tuple) -> list[int]:
@@ -173,7 +179,7 @@ def changed(after: tuple, before: tuple) -> list[int]:
     def same(a: torch.Tensor, b: torch.Tensor) -> bool:
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
-        return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+        return torch.equal(*(t.contiguous().view(-1).view(torch.uint8) for t in (a, b)))
 
     return [i for i, (a, b) in enumerate(zip(after, before)) if isinstance(b, torch.Tensor) and not same(a, b)]
 
@@ -223,8 +229,7 @@ def seeded(seed: int) -> Iterator[None]:
 class Sandbox:
     """One cell and the inputs it is asked to run on."""
 
-    def __init__(self, who: str, device: str | None) -> None:
-        self.who = who
+    def __init__(self, device: str | None) -> None:
         self.device = device
         self.cell: Cell | None = None
         self.sizes: set[int] = set()
@@ -245,21 +250,19 @@ class Sandbox:
                 )
             if torch.device(self.device).index is not None:
                 torch.cuda.set_device(torch.device(self.device))
-        self.cell = Cell(Path(path), self.who)
+        self.cell = Cell(Path(path))
         info: dict[str, Any] = {
             "device_name": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
             "params": list(inspect.signature(self.cell.namespace["run"]).parameters),
         }
-        if self.who == "reference":
-            info.update(self._declared())
-        return info
+        return info | self._declared()
 
     def _declared(self) -> dict[str, Any]:
         """The shapes the cell declares (SHAPES, else make_inputs' integer defaults) and whether sizes can vary."""
         assert self.cell is not None
         make = self.cell.namespace.get("make_inputs")
-        if not callable(make):
-            raise Fail("defines no make_inputs() function: a cell needs make_inputs() and run(*inputs)")
+        if not callable(make):  # a candidate needs none (the reference's inputs are handed to it); the judge says so
+            return {"shapes": [[]], "sizes_known": False, "make_inputs": False}
         declared = self.cell.namespace.get("SHAPES")
         if declared:
             shapes = [list(s) if isinstance(s, (tuple, list)) else [s] for s in declared]
@@ -285,13 +288,30 @@ class Sandbox:
                 replies.append(({"id": spec["id"], "error": f"make_inputs raised {describe(exc, str(self.cell.path))}"}, []))
                 continue
             inputs = tuple(made) if isinstance(made, (tuple, list)) else (made,)
-            inputs = _vary(inputs, spec["variant"])
-            self.inputs[spec["id"]] = inputs
+            with seeded(spec["seed"] + 1):
+                inputs = _vary(inputs, spec["variant"])
             try:
+                if spec.get("layout"):
+                    inputs = self._laid(inputs, spec["layout"])
+                self.inputs[spec["id"]] = inputs
                 replies.append(self._lend(*self._expected(spec, inputs)))
             except Fail as fail:
-                replies.append(({"id": spec["id"], "error": str(fail)}, []))
+                replies.append(({"id": spec["id"], "error": str(fail), "kind": fail.kind}, []))
         return replies
+
+    def _laid(self, inputs: tuple, layout: str) -> tuple:
+        """``inputs`` laid out as ``layout`` says, when the reference's answer on them is its answer on ``inputs``
+        (a reference that assumes contiguous inputs is not defined on others); else :class:`Fail`."""
+        if not any(isinstance(v, torch.Tensor) and layouts.applies(v, layout) for v in inputs):
+            raise Fail(f"has no input that can be laid out so ({LAYOUT_WORDS[layout]})", "not_applicable")
+        laid = tuple(layouts.laid(v, layout) if isinstance(v, torch.Tensor) else v for v in inputs)
+        plain, other = clone(inputs), clone(laid)
+        want, got = leaves(self._call(plain)), leaves(self._call(other))  # with the inputs each call wrote
+        want += [v for v in plain if isinstance(v, torch.Tensor)]
+        got += [v for v in other if isinstance(v, torch.Tensor)]
+        if len(want) != len(got) or not all(_near(g, w) for g, w in zip(got, want)):
+            raise Fail("gives another answer when its inputs are not contiguous (it assumes contiguous inputs)")
+        return laid
 
     def _expected(self, spec: dict[str, Any], inputs: tuple) -> tuple[dict[str, Any], list[torch.Tensor]]:
         work = clone(inputs)
@@ -313,7 +333,7 @@ class Sandbox:
             "in_place": in_place,
             "input_bytes": sum(v.nbytes for v in inputs if isinstance(v, torch.Tensor)),
         }
-        truth = None if spec.get("timing") else self._truth(inputs, tensors)
+        truth, header["truth_skipped"] = (None, "") if spec.get("timing") else self._truth(inputs, tensors)
         header["truth"] = truth is not None
         header["inputs"] = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)]  # for the judge to keep
         try:
@@ -332,14 +352,16 @@ class Sandbox:
         self.lent += tensors
         return {**header, "lent": [handover.share(t.contiguous()) for t in tensors]}, []
 
-    def _truth(self, inputs: tuple, outputs: list[torch.Tensor]) -> list[torch.Tensor] | None:
-        """The reference's outputs on its floating inputs upcast to float64 (else float32, for half-precision
-        outputs), when it runs in that precision and returns outputs more precise than its usual ones; else None."""
+    def _truth(self, inputs: tuple, outputs: list[torch.Tensor]) -> tuple[list[torch.Tensor] | None, str]:
+        """(the reference's outputs on its floating inputs upcast to float64, else float32 for half-precision
+        outputs, when it runs in that precision and returns outputs more precise than its usual ones; why not
+        where it does not: "" when there is nothing to upcast)."""
         assert self.cell is not None
         floats = [t for t in outputs if t.is_floating_point()]
         if not floats or not any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in inputs):
-            return None
+            return None, ""
         bits = max(torch.finfo(t.dtype).bits for t in floats)
+        why = f"its outputs are {floats[0].dtype} even on more precise inputs (it pins their dtype)".replace("torch.", "")
         for dtype in (torch.float64, torch.float32):
             if torch.finfo(dtype).bits <= bits:
                 continue
@@ -348,15 +370,16 @@ class Sandbox:
                 with contextlib.redirect_stdout(sys.stderr):
                     got = leaves(self.cell.namespace["run"](*up))
                     synchronize(device_of(up))
-            except BaseException:  # noqa: BLE001 - the reference is not defined in that precision
+            except BaseException as exc:  # noqa: BLE001 - the reference is not defined in that precision
+                why = f"it raised {type(exc).__name__} on {dtype} inputs".replace("torch.", "")
                 continue
             same = len(got) == len(outputs) and all(g.shape == o.shape for g, o in zip(got, outputs))
             finer = all(
                 torch.finfo(g.dtype).bits > torch.finfo(o.dtype).bits for g, o in zip(got, outputs) if o.is_floating_point()
             )
             if same and finer:
-                return [g.to(torch.float64) if g.is_floating_point() else g for g in got]
-        return None
+                return [g.to(torch.float64) if g.is_floating_point() else g for g in got], ""
+        return None, why
 
     def check(
         self, set_id: int, into: list[dict[str, Any]] | None = None, **handed: Any
@@ -471,7 +494,7 @@ class Sandbox:
         """Keep the input sets a request handed over (``handed``: set id -> how each input travels), and
         return set ``set_id``'s (the reference's own, as made, where this is the reference)."""
         for i, said in (handed or {}).items():
-            self.inputs[int(i)] = handover.unpack(said, tensors or [], self._target)
+            self.inputs[int(i)] = handover.unpack(said, tensors or [], self._target, _LAID)
         return self.inputs[set_id] if set_id is not None else ()
 
     def _call(self, inputs: tuple) -> Any:
@@ -485,13 +508,16 @@ class Sandbox:
         poison(device_of(inputs), self.sizes)
 
     def _run(self, inputs: tuple) -> Any:
-        """``run(*inputs)``; what it left running (threads, device work) is waited for."""
+        """``run(*inputs)``; what it left running (threads, child processes, device work) is waited for."""
         assert self.cell is not None
         device = device_of(inputs)
-        before = {t.ident for t in threading.enumerate()}
+        before, procs = {t.ident for t in threading.enumerate()}, children()
         out = self.cell.run(inputs)
         for t in [t for t in threading.enumerate() if t.ident not in before]:
             t.join(timeout=30)
+        for pid in children() - procs:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
         synchronize(device)
         self.sizes.update(t.nbytes for t in leaves(out))
         return out
@@ -536,11 +562,29 @@ def _mail(outputs: list[torch.Tensor], boxes: list[dict[str, Any]]) -> list[int]
 
 
 def _vary(inputs: tuple, variant: str) -> tuple:
-    """The declared inputs with their floating-point tensors scaled and shifted (see VARIANTS)."""
+    """The declared inputs with their floating-point tensors scaled and shifted (see VARIANTS); "mixed": each
+    element scaled by 10^k, k drawn from -3..3 (under the set's seed)."""
     if not variant:
         return inputs
     scale, shift = VARIANTS[variant]
-    return tuple(v * scale + shift if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in inputs)
+
+    def varied(v: torch.Tensor) -> torch.Tensor:
+        if variant == "mixed":
+            powers = torch.randint(-3, 4, v.shape).to(device=v.device, dtype=torch.float64)
+            return (v.double() * 10.0**powers).to(v.dtype)
+        return v * scale + shift
+
+    return tuple(varied(v) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in inputs)
+
+
+def _near(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Whether the reference's answers on two layouts of one input set agree (to its dtype's tolerance)."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if not got.is_floating_point():
+        return torch.equal(got, want)
+    rtol, atol = tolerance(got.dtype, False, None, None)
+    return bool(torch.allclose(got.double(), want.double(), rtol=rtol, atol=atol))
 
 
 def _device_time(event: Any) -> float:
@@ -580,7 +624,6 @@ def warm_up(**_: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kernel_lab.verify.sandbox")
-    parser.add_argument("who", choices=("reference", "candidate"))
     parser.add_argument("--requests", type=int, required=True)
     parser.add_argument("--replies", type=int, required=True)
     parser.add_argument("--device", default=None)
@@ -589,9 +632,10 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")  # Triton can only run interpreted without a GPU
         interpreter.install()
-    elif args.who == "candidate" or args.warm:
+    elif args.warm:
         warm_up()
-    box = Sandbox(args.who, args.device)
+    sys.argv = [""]  # nothing of the judge's command line for the cell to read (as an interactive Python has)
+    box = Sandbox(args.device)
 
     def answering(handler: Callable[..., Any]) -> Callable[..., Any]:
         def answer(**request: Any) -> Any:

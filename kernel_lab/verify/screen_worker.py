@@ -52,7 +52,7 @@ class Screening:
     """The original cell, its screening input and expected outputs, and the variants prepared so far."""
 
     def __init__(self, device: str | None) -> None:
-        self.box = Sandbox("reference", device)
+        self.box = Sandbox(device)
         self.variants: dict[int, Cell] = {}
         self.inputs: tuple = ()
         self.expected: list[torch.Tensor] = []
@@ -103,7 +103,7 @@ class Screening:
     def prepare(self, id: int, path: str, rtol: float | None, atol: float | None) -> dict[str, Any]:
         """Load a variant, run it once (Triton compiles it), and compare with the original's outputs."""
         started = _perf()
-        cell = Cell(Path(path), f"variant_{id}")
+        cell = Cell(Path(path))
         self.box.poison_for(self.inputs)  # unwritten outputs read as NaN
         got = leaves(cell.run(clone(self.inputs)))
         synchronize(device_of(self.inputs))

@@ -195,8 +195,8 @@ def _weigh(trial: Trial, timing: _Shape, i: int, on_gpu: bool) -> None:
         checks.outside_calls(timing.outside[i], timing.outside[REF], timing.samples[i], on_gpu),
         checks.uneven_calls(timing.batches[i], timing.batches[REF]),
     ]
-    for finding in found:
-        if finding is not None and finding not in trial.warnings:
+    for finding in found:  # one of each kind: the first shape that shows it
+        if finding is not None and finding.kind not in {w.kind for w in trial.warnings}:
             trial.warnings.append(finding)
 
 
@@ -293,7 +293,7 @@ def _batch(
     timing.samples[who] += reply["events_ms"]
     timing.batches[who].append(list(reply["events_ms"]))
     timing.walls[who] += reply["walls_ms"]
-    timing.outside[who].append(max(0.0, trusted - sum(reply["walls_ms"])) / max(len(places), 1))
+    timing.outside[who].append(max(0.0, trusted - sum(reply["spans_ms"])) / max(len(places), 1))
     if who != REF:
         trials[who].timed(reply, trusted)
     outputs = slots.outputs(places, reply, tensors)

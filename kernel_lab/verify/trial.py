@@ -245,8 +245,9 @@ class Trial:
         kept: list[Any] = []  # the copies handed over by CUDA IPC live until the candidate has taken them
         for i in sets:
             if i not in self.handed:
-                said, more, copies = handover.pack(self.reference.expected[i].handed(), self.reference.scratch, self.lending)
-                handed[i] = [{"tensor": item["tensor"] + len(carried)} if "tensor" in item else item for item in said]
+                expected = self.reference.expected[i]
+                said, more, copies = handover.pack(expected.handed(), self.reference.scratch, self.lending, expected.set.layout)
+                handed[i] = [{**item, "tensor": item["tensor"] + len(carried)} if "tensor" in item else item for item in said]
                 carried += more
                 kept += copies
         if handed:

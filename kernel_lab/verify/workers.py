@@ -51,15 +51,13 @@ class Worker:
         self.folder = folder  # its own: its working directory, its log, the cell it is given
         requests_r, self.requests = protocol.pipe()
         self.replies, replies_w = protocol.pipe()
-        self.log = folder / f"{who}.log"
+        self.log = folder / "log.txt"
         env = child_env(MALLOC_MMAP_THRESHOLD_=str(32 << 20), MALLOC_TRIM_THRESHOLD_=str(1 << 40))
         if device == "cpu":
             env.update(CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
-        command = [
-            sys.executable,
-            "-m",
-            module,
-            who,
+        # a sandbox's command line (and folder, and environment) is the same whichever side it serves
+        command = [sys.executable, "-m", module, *(["screen"] if module == SCREEN else [])]
+        command += [
             "--requests",
             str(requests_r),
             "--replies",
@@ -175,15 +173,16 @@ def start(module: str, who: str, device: str | None, timeout: float, warm: bool 
     :class:`Worker`)."""
     with _lock:
         if not _folder:
-            _folder.append(Path(tempfile.mkdtemp(prefix="kernel_lab_workers_")))
+            _folder.append(Path(tempfile.mkdtemp(prefix="cells_")))
             atexit.register(shutil.rmtree, _folder[0], True)
-        folder = _folder[0] / f"{who}_{next(_numbers)}"
+        folder = _folder[0] / f"w{next(_numbers)}"
     folder.mkdir()
     return Worker(who, device, folder, timeout, module, warm)
 
 
-def take(module: str, who: str, device: str | None, timeout: float) -> Worker:
-    """A process started ahead for ``(module, who, device)`` if one is still alive, else a new one."""
+def take(module: str, who: str, device: str | None, timeout: float, warm: bool = False) -> Worker:
+    """A process started ahead for ``(module, who, device)`` if one is still alive, else a new one (``warm``: see
+    :class:`Worker`)."""
     with _lock:
         ready = _ready.get((module, who, device), [])
         while ready:
@@ -192,7 +191,7 @@ def take(module: str, who: str, device: str | None, timeout: float) -> Worker:
                 worker.timeout = timeout
                 return worker
             worker.close()
-    return start(module, who, device, timeout)
+    return start(module, who, device, timeout, warm)
 
 
 def keep(workers: Iterable[Worker]) -> None:
