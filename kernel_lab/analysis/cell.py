@@ -169,7 +169,8 @@ def headline(r: CellReading) -> str:
     said = f"Whole cell: {traffic(r)}; {timing(r)}."
     if r.findings:
         top = r.findings[0]
-        said += f" {top.summary} (about {top.score:.0%} of the cell's time)."
+        share = "" if "cell's time" in top.summary else f" (about {top.score:.0%} of the cell's time)"
+        said += f" {top.summary}{share}."
     return said
 
 

@@ -110,7 +110,7 @@ def finding(
         f" it would move {nbytes(total)} less, about {bytes_ns / 1000:,.1f} µs of DRAM time{gap_words}, {score:.0%} of"
         " the cell's time."
     )
-    others = f" (and {len(saving) - 1} more)" if len(saving) > 1 else ""
+    others = f" (and {len(saving) - 1} more tensor{'s' if len(saving) > 2 else ''})" if len(saving) > 1 else ""
     summary = f"Fusion: {saving[0].name} {briefly(saving[0])}{others}: {nbytes(total)} a fused kernel would not move"
     evidence: dict[str, float | str] = {
         "saved_bytes": float(total),

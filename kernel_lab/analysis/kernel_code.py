@@ -47,8 +47,10 @@ def _text(kernel: Kernel, file: str) -> str:
 
 def find(kernel: Kernel, launch: LaunchRecord | None = None) -> KernelCode | None:
     """The function of ``kernel``: in the file its launch names (nearest the launch's line), else in the first of
-    the kernel's own source files that defines a function of its name; None when no source has it."""
-    files = [launch.file] if launch is not None else [f for f in kernel.source_files if not toolchain(f)]
+    the kernel's own source files that defines a function of its name (a launch recorded in another checkout names
+    another path); None when no source has it."""
+    own = [f for f in kernel.source_files if not toolchain(f)]
+    files = [launch.file, *(f for f in own if f != launch.file)] if launch is not None else own
     name = launch.kernel if launch is not None else kernel.name
     for file in files:
         text = _text(kernel, file)
@@ -58,6 +60,12 @@ def find(kernel: Kernel, launch: LaunchRecord | None = None) -> KernelCode | Non
             fn = min(found, key=lambda d: abs(min([d.lineno, *(x.lineno for x in d.decorator_list)]) - line))
             return KernelCode(file, fn, tuple(text.splitlines()))
     return None
+
+
+def from_text(text: str, name: str, file: str = "cell.py") -> KernelCode | None:
+    """The function ``name`` of a source text (a cell's), or None when it has none."""
+    found = _defs(text, name)
+    return KernelCode(file, found[0], tuple(text.splitlines())) if found else None
 
 
 def numbers(launch: LaunchRecord | None) -> dict[str, float]:
