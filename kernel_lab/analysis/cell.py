@@ -25,7 +25,7 @@ from kernel_lab.analysis import flow, fusion
 from kernel_lab.analysis import gaps as gaps_of
 from kernel_lab.analysis.roofline import roofline
 from kernel_lab.analysis.rules._text import nbytes
-from kernel_lab.models import Bottleneck, CellReading, Diagnosis, Gaps, Kernel, LaunchRecord, Profile
+from kernel_lab.models import Bottleneck, CellReading, Gaps, Kernel, LaunchRecord, Profile
 
 MIN_SCORE = 0.02
 UNDER = 0.95  # moved bytes under this share of the least traffic: writes left in L2 (see _notes)
@@ -75,7 +75,15 @@ def launch_gaps(gaps: Gaps, launches: int) -> Bottleneck | None:
     return Bottleneck("launch_overhead", gaps.share, summary, gaps.said[0].upper() + gaps.said[1:] + "." + GAP_HINT, evidence)
 
 
-def _notes(pairs: list[tuple[LaunchRecord, Kernel | None]], kernels: Sequence[Kernel], least: int) -> tuple[str, ...]:
+def _moved(kernels: Sequence[Kernel]) -> float | None:
+    """The DRAM bytes all the profiled kernels read and wrote, or None when one of them lacks the metrics."""
+    each = [fusion.moved(k) for k in kernels]
+    return sum(m for m in each if m is not None) if each and None not in each else None
+
+
+def _notes(
+    pairs: list[tuple[LaunchRecord, Kernel | None]], kernels: Sequence[Kernel], least: int, moved: float | None
+) -> tuple[str, ...]:
     notes = []
     missing = sum(k is None for _, k in pairs)
     if missing:
@@ -83,8 +91,7 @@ def _notes(pairs: list[tuple[LaunchRecord, Kernel | None]], kernels: Sequence[Ke
             f"{missing} of the {len(pairs)} launches were not profiled (past the launch count, or filtered out): the bytes"
             " and times count the profiled ones only; profile them all (--launch-count) to compare the whole cell."
         )
-    moved = [fusion.moved(k) for k in kernels]
-    if None not in moved and least and sum(moved) < UNDER * least:  # type: ignore[arg-type]
+    if moved is not None and least and moved < UNDER * least:
         notes.append(
             "The kernels moved fewer DRAM bytes than the inputs and outputs hold: writes still in the L2 cache when a"
             " kernel ends are not yet counted as DRAM traffic (and a small input may come from L2)."
@@ -92,12 +99,13 @@ def _notes(pairs: list[tuple[LaunchRecord, Kernel | None]], kernels: Sequence[Ke
     extra = len(kernels) - (len(pairs) - missing)
     if extra > 0:
         notes.append(
-            f"{extra} profiled kernels are not Triton launches of the cell (a library's): their bytes and time count, their tensors are not known."
+            f"{extra} profiled kernels are not Triton launches of the cell (a library's): their bytes and time count,"
+            " their tensors are not known."
         )
     return tuple(notes)
 
 
-def read(profile: Profile, diagnoses: Sequence[Diagnosis] = ()) -> CellReading | None:
+def read(profile: Profile) -> CellReading | None:
     """The cell-level reading of a profile, or None without a launch record."""
     record = profile.record
     if record is None or not record.launches:
@@ -105,23 +113,18 @@ def read(profile: Profile, diagnoses: Sequence[Diagnosis] = ()) -> CellReading |
     kernels = profile.kernels
     pairs = flow.pairs(record, kernels)
     shared = flow.shared(record, zip((launch for launch, _ in pairs), _modes(pairs, kernels)))
-    durations = [k.value(M.DURATION) for _, k in pairs if k is not None and k.has(M.DURATION)]
+    gaps = gaps_of.gaps(profile.origin, [k.value(M.DURATION) for _, k in pairs if k is not None and k.has(M.DURATION)])
     kernel_ns = sum(k.get(M.DURATION) or 0.0 for k in kernels)
-    moved = [fusion.moved(k) for k in kernels]
-    least = flow.least_bytes(record)
-    peak = _dram_peak(kernels)
+    least, moved, peak = flow.least_bytes(record), _moved(kernels), _dram_peak(kernels)
+    complete = moved is not None and all(k is not None for _, k in pairs) and len(kernels) == len(pairs)
+    excess = moved - least if complete and moved is not None else None  # what fusion can save at most
+    found = [fusion.finding(shared, pairs, gaps, kernel_ns + (gaps.gap_ns or 0.0), excess), launch_gaps(gaps, len(pairs))]
     flops, compute_ns = _work(kernels)
-    gaps = gaps_of.gaps(profile.origin, durations)
-    time_ns = kernel_ns + (gaps.gap_ns or 0.0)
-    moved_total = sum(m for m in moved if m is not None) if moved and None not in moved else None
-    complete = moved_total is not None and all(k is not None for _, k in pairs) and len(kernels) == len(pairs)
-    excess = moved_total - least if complete and moved_total is not None else None
-    found = [fusion.finding(shared, pairs, gaps, time_ns, excess), launch_gaps(gaps, len(pairs))]
     return CellReading(
         kernels=tuple(launch.kernel for launch, _ in pairs),
         profiled=sum(k is not None for _, k in pairs),
         least_bytes=least,
-        moved_bytes=moved_total,
+        moved_bytes=moved,
         kernel_ns=kernel_ns,
         least_ns=least / peak * 1e9 if peak else None,
         flops=flops,
@@ -129,7 +132,7 @@ def read(profile: Profile, diagnoses: Sequence[Diagnosis] = ()) -> CellReading |
         shared=shared,
         gaps=gaps,
         findings=tuple(sorted((b for b in found if b is not None), key=lambda b: -b.score)),
-        notes=_notes(pairs, kernels, least),
+        notes=_notes(pairs, kernels, least, moved),
     )
 
 

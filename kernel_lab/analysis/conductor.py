@@ -165,6 +165,6 @@ def diagnose(profile: Profile) -> list[Diagnosis]:
     return [diagnose_kernel(k, patterns.findings(k, launch_of.get(k.index))) for k in profile.kernels]
 
 
-def diagnose_cell(profile: Profile, diagnoses: list[Diagnosis] | tuple[Diagnosis, ...]) -> CellReading | None:
+def diagnose_cell(profile: Profile) -> CellReading | None:
     """The reading of the whole cell (analysis/cell.py), or None without a launch record."""
-    return cell.read(profile, diagnoses)
+    return cell.read(profile)

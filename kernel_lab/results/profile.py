@@ -57,7 +57,7 @@ class Result:
         no launch record (analysis/cell.py)."""
         from kernel_lab.analysis.conductor import diagnose_cell
 
-        return diagnose_cell(self.profile, self.diagnoses)
+        return diagnose_cell(self.profile)
 
     def to_json(self, **kwargs: Any) -> str:
         """The stable JSON of ``kernel-lab diagnose --json``: a list of kernels with ranked bottlenecks; with a
