@@ -37,12 +37,16 @@ def saved_ns(k: Kernel, saved_bytes: float) -> float:
     return k.value(M.DURATION) * dram_time * min(1.0, saved_bytes / total)
 
 
-def launches_of(s: SharedTensor, kernels: Sequence[str], uses: tuple[str, ...]) -> str:
-    """'row_max_kernel and normalize_kernel', 'the 64 launches of add_kernel': the launches that use ``s`` so
-    (``kernels``: the kernel of each launch)."""
-    names = Counter(kernels[i] for i, use in s.uses if use in uses)
+def named(launches: Sequence[int], kernels: Sequence[str]) -> str:
+    """'row_max_kernel and normalize_kernel', 'the 64 launches of add_kernel' (``kernels``: the kernel of each launch)."""
+    names = Counter(kernels[i] for i in sorted(launches))
     parts = [f"the {n} launches of {name}" if n > 1 else name for name, n in names.items()]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def launches_of(s: SharedTensor, kernels: Sequence[str], uses: tuple[str, ...]) -> str:
+    """The launches that use ``s`` so, named (see :func:`named`)."""
+    return named([i for i, use in s.uses if use in uses], kernels)
 
 
 def described(s: SharedTensor, kernels: Sequence[str]) -> str:
@@ -100,9 +104,9 @@ def finding(
     if score < MIN_SCORE or not total:
         return None
     names = [launch.kernel for launch, _ in pairs]
-    kernels = launches_of(saving[0], names, ("read", "write", "read and write", "read or write"))
+    kernels = named(sorted(merged), names)
     said = "; ".join(described(s, names) for s in saving[:SHOWN])
-    more = f" (and {len(saving) - SHOWN} more)" if len(saving) > SHOWN else ""
+    more = f" (and {len(saving) - SHOWN} more tensor{'s' if len(saving) > SHOWN + 1 else ''})" if len(saving) > SHOWN else ""
     gap_words = f" and about {gap_ns / 1000:,.1f} µs of gaps between the launches it merges" if gap_ns else ""
     hint = (
         f"Several launches move the same tensors through DRAM: {said}{more}. Fuse {kernels} into one kernel that loads"

@@ -24,6 +24,7 @@ STYLE = """<style>
 .kl .note {color: #8a4b00}
 .kl .cell {margin: 6px 0; padding: 6px 10px; border-radius: 4px; background: #f1f7ec; border-left: 4px solid #4c8a2a}
 .kl .cell details {margin-top: 2px}
+.kl .cell details > summary {color: #555; cursor: pointer}
 .kl table {border-collapse: collapse; margin: 6px 0; display: block; max-width: 100%; overflow-x: auto}
 .kl td, .kl th {border: 1px solid #ddd; padding: 2px 6px; text-align: right; overflow-wrap: normal}
 .kl table.summary td, .kl table.summary th {white-space: nowrap}
@@ -147,13 +148,10 @@ def _diagnosis(d: Diagnosis) -> str:
 def _whole_cell(r: CellReading) -> str:
     """The dashboard's first line, the whole cell, above the kernel table; its tensors, gaps and findings a click away."""
     headline, *details = cell_lines(r)
-    more = "".join(f"<li>{escape(d)}</li>" for d in details)
+    more = f"<ul class='facts'>{''.join(f'<li>{escape(d)}</li>' for d in details)}</ul>" if details else ""
     found = f"<ol>{''.join(_bottleneck(b) for b in r.findings)}</ol>" if r.findings else ""
-    what = "shared tensors, gaps and findings" if r.findings else "shared tensors and gaps"
-    return (
-        f"<div class='cell'>{escape(headline)}<details class='more'><summary>the whole cell: {what}</summary>"
-        f"<ul class='facts'>{more}</ul>{found}</details></div>"
-    )
+    inside = f"<details><summary>more on the whole cell</summary>{more}{found}</details>" if more or found else ""
+    return f"<div class='cell'>{escape(headline)}{inside}</div>"
 
 
 def render(result: Result) -> str:
