@@ -35,9 +35,10 @@ def _tree(text: str) -> ast.Module | None:
         return None
 
 
-def _defs(text: str, name: str) -> list[ast.FunctionDef]:
+@lru_cache(maxsize=256)
+def _defs(text: str, name: str) -> tuple[ast.FunctionDef, ...]:
     tree = _tree(text)
-    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name] if tree else []
+    return tuple(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name) if tree else ()
 
 
 def _text(kernel: Kernel, file: str) -> str:
