@@ -25,6 +25,8 @@ KINDS: tuple[str, ...] = (
     "launch_overhead",
     "atomic_contention",
 )
+#: Kinds only the cell-level reading reports (:class:`CellReading`): what lies between a cell's kernels.
+CELL_KINDS: tuple[str, ...] = ("fusion",)
 #: Limiters reported with ``low_occupancy``.
 LIMITERS: tuple[str, ...] = ("registers", "shared_memory", "block_size", "warps")
 
@@ -232,4 +234,100 @@ class Diagnosis:
             out["near_roof"] = dict(self.near_roof)
         if self.uncertain is not None:
             out["uncertain"] = self.uncertain
+        return out
+
+
+@dataclass(frozen=True)
+class SharedTensor:
+    """A tensor more than one launch of a cell reads or writes, and what one fused kernel would save on it."""
+
+    name: str  # the kernel arguments it was passed as, "x_ptr", "x_ptr/out_ptr"
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int
+    role: str  # "input", "output", "input and output", "intermediate" (a launch writes it first), "made by other code"
+    uses: tuple[tuple[int, str], ...]  # (launch, "read" | "write" | "read and write" | "read or write")
+    saved_bytes: int  # bytes moved beyond an input's one read and an output's one write
+    saved_by_launch: tuple[tuple[int, int], ...] = ()  # (launch, bytes of it that launch would no longer move)
+    note: str = ""  # why no saving is claimed, where none is
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "name": self.name, "shape": list(self.shape), "dtype": self.dtype, "bytes": self.nbytes, "role": self.role,
+            "uses": [{"launch": i, "use": u} for i, u in self.uses], "saved_bytes": self.saved_bytes,
+        }  # fmt: skip
+        return out | ({"note": self.note} if self.note else {})
+
+
+@dataclass(frozen=True)
+class Gaps:
+    """The cell's time outside its kernels: measured from a timeline, estimated from its launches, or not known."""
+
+    how: str  # "measured" (a torch.profiler trace), "estimated" (launches shorter than a launch's cost), "not measured"
+    share: float | None  # of the cell's time, 0..1
+    gap_ns: float | None
+    wall_ns: float | None  # the range's wall time, where measured
+    said: str  # one sentence: what was found, or what is missing and how to get it
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"how": self.how, "said": self.said}
+        for key in ("share", "gap_ns", "wall_ns"):
+            if (value := getattr(self, key)) is not None:
+                out[key] = round(value, 4) if key == "share" else round(value)
+        return out
+
+
+@dataclass(frozen=True)
+class CellReading:
+    """The conductor's reading of a whole cell: the least traffic it must move against what its kernels moved, its
+    time against that traffic at the DRAM roof, the tensors its launches share, the time between its kernels, and
+    cell-level findings ranked by the share of the cell's time a fix would save."""
+
+    kernels: tuple[str, ...]  # the kernel of each Triton launch the record holds, in order
+    profiled: int  # launches with a profiled kernel
+    least_bytes: int  # the inputs read once and the outputs written once
+    moved_bytes: float | None  # DRAM bytes read and written by the profiled kernels; None when not collected
+    kernel_ns: float  # the profiled kernels' durations, summed
+    least_ns: float | None  # the least bytes at the DRAM roof
+    flops: float  # floating-point work of the kernels (their roofline precision's)
+    compute_ns: float | None  # that work at the compute roof of its precision
+    shared: tuple[SharedTensor, ...]
+    gaps: Gaps
+    findings: tuple[Bottleneck, ...]  # cell-level findings, best first (score: share of the cell's time)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def launches(self) -> int:
+        return len(self.kernels)
+
+    @property
+    def ratio(self) -> float | None:
+        """Bytes moved per byte the cell needs, where both are known and every launch was profiled."""
+        complete = self.profiled == self.launches
+        return self.moved_bytes / self.least_bytes if complete and self.moved_bytes and self.least_bytes else None
+
+    @property
+    def time_ns(self) -> float:
+        """The cell's time: its kernels, and the gaps between them where measured or estimated."""
+        return self.kernel_ns + (self.gaps.gap_ns or 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``"cell"`` object of the JSON (see the README)."""
+        out: dict[str, Any] = {
+            "launches": self.launches,
+            "kernels": list(dict.fromkeys(self.kernels)),
+            "profiled": self.profiled,
+            "least_bytes": self.least_bytes,
+            "moved_bytes": self.moved_bytes,
+            "ratio": round(self.ratio, 3) if self.ratio is not None else None,
+            "kernel_ns": round(self.kernel_ns),
+            "least_ns": round(self.least_ns) if self.least_ns is not None else None,
+            "flops": self.flops,
+            "compute_ns": round(self.compute_ns) if self.compute_ns is not None else None,
+            "shared": [s.to_dict() for s in self.shared],
+            "gaps": self.gaps.to_dict(),
+            "findings": [b.to_dict() for b in self.findings],
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out

@@ -13,6 +13,10 @@ launch's time that the bottleneck accounts for, 0..1.
   explains part of the regime (a tiny launch cannot fill the GPU).
 
 Nsight Compute's own rule results are attached to the bottleneck they speak about.
+
+With a launch record (what the cell's ``run`` launched), the source patterns of each kernel that its metrics
+confirm (analysis/patterns.py) join the rules' findings, and :func:`diagnose_cell` reads the whole cell
+(analysis/cell.py).
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ from dataclasses import replace
 from typing import Any
 
 from kernel_lab import metrics as M
-from kernel_lab.analysis import roofline
+from kernel_lab.analysis import cell, flow, patterns, roofline
 from kernel_lab.analysis import rules as registry
-from kernel_lab.models import Bottleneck, Diagnosis, Kernel, Profile, RuleResult
+from kernel_lab.models import Bottleneck, CellReading, Diagnosis, Kernel, Profile, RuleResult
 
 MIN_SCORE = 0.02
 NEAR_DRAM_PCT = 75.0  # DRAM throughput at which a memory-bound kernel is near its roof
@@ -43,8 +47,32 @@ def rule_kind(rule: RuleResult) -> str | None:
     return by_title.get(rule.title) or by_rule.get(rule.rule)
 
 
-def diagnose_kernel(kernel: Kernel) -> Diagnosis:
-    """Rank the bottlenecks of one kernel, best-first."""
+def joined(found: list[Bottleneck], extra: tuple[Bottleneck, ...]) -> list[Bottleneck]:
+    """The rules' findings with ``extra`` ones (source patterns): one of a kind a rule found takes its place, naming
+    its line and change, then what the rule measured (its summary), with the larger of the two estimates."""
+    out = list(found)
+    for e in extra:
+        i = next((j for j, b in enumerate(out) if b.kind == e.kind), None)
+        if i is None:
+            out.append(e)
+            continue
+        b = out[i]
+        lines = e.source_lines + tuple(
+            s for s in b.source_lines if (s.file, s.line) not in {(x.file, x.line) for x in e.source_lines}
+        )
+        out[i] = replace(
+            e,
+            score=max(b.score, e.score),
+            hint=f"{e.hint} Measured: {b.summary}.",
+            evidence={**b.evidence, **e.evidence},
+            source_lines=lines,
+            limiter=b.limiter,
+        )
+    return out
+
+
+def diagnose_kernel(kernel: Kernel, extra: tuple[Bottleneck, ...] = ()) -> Diagnosis:
+    """Rank the bottlenecks of one kernel, best-first; ``extra``: findings made outside the rules (see :func:`joined`)."""
     found: list[Bottleneck] = []
     not_evaluated: dict[str, str] = {}
     for rule in registry.rules():
@@ -59,6 +87,7 @@ def diagnose_kernel(kernel: Kernel) -> Diagnosis:
             continue
         if result is not None:
             found.append(result)
+    found = joined(found, extra)
 
     regimes = registry.regimes()
     roof = near_roof(kernel)
@@ -129,5 +158,13 @@ def uncertainty(ranked: tuple[Bottleneck, ...]) -> str | None:
 
 
 def diagnose(profile: Profile) -> list[Diagnosis]:
-    """Diagnose every kernel of a profile."""
-    return [diagnose_kernel(k) for k in profile.kernels]
+    """Diagnose every kernel of a profile; with a launch record, each kernel's confirmed source patterns join in."""
+    if profile.record is None:
+        return [diagnose_kernel(k) for k in profile.kernels]
+    launch_of = {k.index: launch for launch, k in flow.pairs(profile.record, profile.kernels) if k is not None}
+    return [diagnose_kernel(k, patterns.findings(k, launch_of.get(k.index))) for k in profile.kernels]
+
+
+def diagnose_cell(profile: Profile) -> CellReading | None:
+    """The reading of the whole cell (analysis/cell.py), or None without a launch record."""
+    return cell.read(profile)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from kernel_lab.analysis.roofline import phrase
 from kernel_lab.display.metrics import fmt
-from kernel_lab.display.words import banner, kernel_facts, kernel_line, source_ref, verdict_lines
-from kernel_lab.models import Bottleneck, Diagnosis
+from kernel_lab.display.words import banner, cell_lines, kernel_facts, kernel_line, source_ref, verdict_lines
+from kernel_lab.models import Bottleneck, CellReading, Diagnosis
 from kernel_lab.results.tables import SUMMARY_COLUMNS
 
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ STYLE = """<style>
 .kl .banner {padding: 6px 10px; border-radius: 4px; background: #eef4ff; border-left: 4px solid #3b6fd8}
 .kl .banner.replay {background: #fff6e0; border-left-color: #d89b00}
 .kl .note {color: #8a4b00}
+.kl .cell {margin: 6px 0; padding: 6px 10px; border-radius: 4px; background: #f1f7ec; border-left: 4px solid #4c8a2a}
+.kl .cell details {margin-top: 2px}
+.kl .cell details > summary {color: #555; cursor: pointer}
 .kl table {border-collapse: collapse; margin: 6px 0; display: block; max-width: 100%; overflow-x: auto}
 .kl td, .kl th {border: 1px solid #ddd; padding: 2px 6px; text-align: right; overflow-wrap: normal}
 .kl table.summary td, .kl table.summary th {white-space: nowrap}
@@ -142,11 +145,21 @@ def _diagnosis(d: Diagnosis) -> str:
     )
 
 
+def _whole_cell(r: CellReading) -> str:
+    """The dashboard's first line, the whole cell, above the kernel table; its tensors, gaps and findings a click away."""
+    headline, *details = cell_lines(r)
+    more = f"<ul class='facts'>{''.join(f'<li>{escape(d)}</li>' for d in details)}</ul>" if details else ""
+    found = f"<ol>{''.join(_bottleneck(b) for b in r.findings)}</ol>" if r.findings else ""
+    inside = f"<details><summary>more on the whole cell</summary>{more}{found}</details>" if more or found else ""
+    return f"<div class='cell'>{escape(headline)}{inside}</div>"
+
+
 def render(result: Result) -> str:
     profile = result.profile
     notes = "".join(f"<div class='note'>⚠ {escape(n)}</div>" for n in profile.notes)
     cls = "banner replay" if profile.replay else "banner"
+    cell = _whole_cell(result.cell) if result.cell is not None else ""
     return (
-        f"{STYLE}<div class='kl'><div class='{cls}'>{escape(banner(profile))}</div>{notes}"
+        f"{STYLE}<div class='kl'><div class='{cls}'>{escape(banner(profile))}</div>{notes}{cell}"
         f"{_summary_table(result)}{''.join(_diagnosis(d) for d in result.diagnoses)}</div>"
     )

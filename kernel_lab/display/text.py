@@ -7,10 +7,10 @@ import textwrap
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kernel_lab.display.words import banner, kernel_facts, kernel_line, roofline_line, source_ref, verdict_lines
+from kernel_lab.display.words import banner, cell_lines, kernel_facts, kernel_line, roofline_line, source_ref, verdict_lines
 
 if TYPE_CHECKING:
-    from kernel_lab.models import Bottleneck
+    from kernel_lab.models import Bottleneck, CellReading
     from kernel_lab.results.profile import Result
 
 WIDTH = 100
@@ -53,9 +53,21 @@ def _bottleneck(rank: int, b: Bottleneck) -> list[str]:
     return out
 
 
+def _cell(r: CellReading) -> list[str]:
+    """The whole cell above its kernels: the headline, the tensors its launches share, the gaps, its findings."""
+    headline, *details = cell_lines(r)
+    out = ["", *wrap(headline)]
+    out += [line for d in details for line in wrap(d, "  ", "    ")]
+    for rank, b in enumerate(r.findings, 1):
+        out += _bottleneck(rank, b)
+    return out
+
+
 def render(result: Result) -> str:
     out = wrap(banner(result.profile))
     out += [line for note in result.profile.notes for line in wrap(f"! {note}", "", "  ")]
+    if result.cell is not None:
+        out += _cell(result.cell)
     for d in result.diagnoses:
         k = d.kernel
         out += ["", *wrap(kernel_line(k)), *joined(kernel_facts(k), "  "), *wrap(roofline_line(k), "  ")]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from kernel_lab import metrics as M
+from kernel_lab.analysis.cell import headline
+from kernel_lab.analysis.fusion import described
 from kernel_lab.analysis.roofline import phrase, roofline
 from kernel_lab.analysis.source import toolchain
-from kernel_lab.models import Diagnosis, Kernel, Profile, SourceLine
+from kernel_lab.models import CellReading, Diagnosis, Kernel, Profile, SourceLine
 from kernel_lab.results.tables import occupancy_limiter
 
 
@@ -70,3 +72,13 @@ def source_ref(s: SourceLine) -> str:
     name = s.file.rsplit("/", 1)[-1]
     where = ", library code inlined into the kernel" if toolchain(s.file) else ""
     return f"{name}:{s.line} ({s.share:.0%}{where})" + (f"  {s.text}" if s.text else "")
+
+
+def cell_lines(r: CellReading) -> list[str]:
+    """The whole cell in sentences: its headline first, then what its findings do not already say (the tensors its
+    launches share, the gaps), and the notes."""
+    kinds = {b.kind for b in r.findings}
+    shared = [] if "fusion" in kinds else [described(s, r.kernels) + "." for s in r.shared]
+    said = "launch_overhead" in kinds or (r.launches == 1 and r.gaps.how == "not measured")  # nothing between kernels
+    gaps = [] if said else [r.gaps.said[0].upper() + r.gaps.said[1:] + "."]
+    return [headline(r), *shared, *gaps, *(f"Note: {n}" for n in r.notes)]

@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from kernel_lab.frontend import mimebundle
-from kernel_lab.models import Bottleneck, Diagnosis, Profile
+from kernel_lab.models import Bottleneck, CellReading, Diagnosis, Profile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,9 +51,21 @@ class Result:
             for d in self.diagnoses
         }
 
+    @cached_property
+    def cell(self) -> CellReading | None:
+        """The reading of the whole cell (least traffic, shared tensors and fusion, gaps), or None when the profile has
+        no launch record (analysis/cell.py)."""
+        from kernel_lab.analysis.conductor import diagnose_cell
+
+        return diagnose_cell(self.profile)
+
     def to_json(self, **kwargs: Any) -> str:
-        """The stable JSON of ``kernel-lab diagnose --json``: a list of kernels with ranked bottlenecks."""
-        return json.dumps([d.to_dict() for d in self.diagnoses], **kwargs)
+        """The stable JSON of ``kernel-lab diagnose --json``: a list of kernels with ranked bottlenecks; with a
+        launch record the first entry also holds the whole cell's reading under ``"cell"`` (the list stays a list)."""
+        entries = [d.to_dict() for d in self.diagnoses]
+        if entries and self.cell is not None:
+            entries[0]["cell"] = self.cell.to_dict()
+        return json.dumps(entries, **kwargs)
 
     def roofline(self):
         """The roofline chart (a plotly Figure)."""

@@ -21,7 +21,9 @@ LESSON = Lesson(
         Diagnose("diagnose", "naive", "memory_bound",
                  "What limits the unfused softmax's kernels? Name the kind and a metric that shows it.", ask_line=False,
                  discussion="Each kernel runs near the DRAM roof by the dashboard's measure, and the conductor rightly "
-                            "says memory_bound for each. The waste is not inside any kernel; it is between them."),
+                            "says memory_bound for each. The waste is not inside any kernel; it is between them, and "
+                            "the dashboard's first line, which reads the whole cell, says so: x is read by two kernels "
+                            "and the exponentials are written and read back, bytes one fused kernel would not move."),
         Estimate("bytes", "naive", "dram_bytes",
                  "How many bytes do the three kernels move to and from DRAM together? Count by hand (x is 8192 x 4096 floats).",
                  discussion="The measured bytes come out a little under a count by hand: writes still sitting in the L2 "
