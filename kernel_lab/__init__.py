@@ -26,10 +26,14 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("profile", "diagnose", "analyze", "compare", "optimize", "lift"):
+    if name in ("profile", "diagnose", "analyze", "compare", "optimize"):
         from kernel_lab import api
 
         return getattr(api, name)
+    if name == "lift":  # the package, callable as api.lift (kernel_lab.lift.workload, .put_back are there too)
+        import importlib
+
+        return importlib.import_module("kernel_lab.lift")
     if name == "put_back":
         from kernel_lab.lift import put_back
 

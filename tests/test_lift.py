@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_python
 
 import kernel_lab
 from kernel_lab.errors import KernelLabError
@@ -178,6 +179,8 @@ def test_kernel_lab_lift_is_the_api_and_the_package(h200):
     assert package is kernel_lab.lift and callable(kernel_lab.lift)
     assert kernel_lab.lift(h200("library_step")).kernel == "_fg_kernel"  # the longest, by default
     assert api.lift(h200("library_step"), "_rms_norm_forward_kernel").kernel == "_rms_norm_forward_kernel"
+    fresh = run_python("-c", "import kernel_lab; print(kernel_lab.lift.workload.__name__, callable(kernel_lab.lift))")
+    assert fresh.stdout.split() == ["workload", "True"], fresh.stderr  # before the package was imported, too
 
 
 # --- the judge: the lifted cell against the library's own kernel ------------------------------------------------------

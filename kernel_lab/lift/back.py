@@ -304,8 +304,9 @@ def compiled_launchers(lifted: Lifted) -> list[tuple[ModuleType, str, Any]]:
     own files): by name, and by source where the launcher's file can be read."""
     modules: list[Any] = list(sys.modules.values())
     codecache = sys.modules.get("torch._inductor.codecache")
-    if codecache is not None:
+    if codecache is not None:  # the compiled graphs' modules, and the kernels' (loaded without attributes)
         modules += list(getattr(codecache.PyCodeCache, "modules", []))
+        modules += list(getattr(codecache.PyCodeCache, "modules_no_attr", {}).values())
     out, seen = [], set()
     for module in modules:
         obj = getattr(module, "__dict__", {}).get(lifted.kernel)

@@ -47,23 +47,37 @@ def text(workload: Workload) -> str:
     return "\n".join(out)
 
 
+#: the table's columns: header, the class that lays its cells out (display.html.STYLE's summary table)
+COLUMNS = (("#", ""), ("kernel", "kernel"), ("µs", ""), ("share", ""), ("cumulative", ""), ("roofline", "roof_pct"),
+           ("first finding", "top_bottleneck"), ("source", "kernel"))  # fmt: skip
+
+
+def _cells(rank: int, row: Row) -> list[str]:
+    return [
+        str(rank), escape(row.kernel), "–" if row.time_us is None else f"{row.time_us:,.1f}",
+        "–" if row.share is None else f"{row.share:.0%}", "–" if row.cumulative is None else f"{row.cumulative:.0%}",
+        escape(_roof(row).removeprefix("at ")), escape(row.bottleneck or "–"),
+        f"<span title='{escape(row.file or '')}'>{escape(where(row))}</span> · {escape(row.origin)}",
+    ]  # fmt: skip
+
+
+LEFT = "<style>.kl table.workload td.kernel, .kl table.workload td.gaps, .kl table.workload th {text-align: left}</style>"
+
+
 def html(workload: Workload) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("#", "kernel", "µs", "share", "cumulative", "roofline", "first finding", "source"))
+    head = "".join(f"<th class='{c}'>{h}</th>" for h, c in COLUMNS)
     body = []
     for rank, row in enumerate(workload.rows, 1):
         strong = " style='font-weight:600'" if row.kernel in workload.top else ""
-        cells = [
-            str(rank), escape(row.kernel), "–" if row.time_us is None else f"{row.time_us:,.1f}",
-            "–" if row.share is None else f"{row.share:.0%}", "–" if row.cumulative is None else f"{row.cumulative:.0%}",
-            escape(_roof(row).removeprefix("at ")), escape(row.bottleneck or "–"),
-            f"<span title='{escape(row.file or '')}'>{escape(where(row))}</span> · {escape(row.origin)}",
-        ]  # fmt: skip
-        body.append(f"<tr{strong}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    gaps = "<tr><td></td><td>gaps between launches, CPU time</td><td colspan='6'>not measured</td></tr>"
+        cells = "".join(f"<td class='{c}'>{v}</td>" for (_, c), v in zip(COLUMNS, _cells(rank, row)))
+        body.append(f"<tr{strong}>{cells}</tr>")
+    gaps = (
+        "<tr><td></td><td class='kernel'>gaps between launches, CPU time</td><td class='gaps' colspan='6'>not measured</td></tr>"
+    )
     kind = " replay" if workload.replay else ""
     notes = "".join(f"<p class='note'>{escape(n)}</p>" for n in workload.notes)
     return (
-        f"{STYLE}<div class='kl'><div class='banner{kind}'>{escape(banner(workload.result.profile))}</div>"
+        f"{STYLE}{LEFT}<div class='kl'><div class='banner{kind}'>{escape(banner(workload.result.profile))}</div>"
         f"<p><b>{escape(workload.headline())}</b></p><table class='summary workload'><tr>{head}</tr>{''.join(body)}"
         f"{gaps}</table>{notes}</div>"
     )
