@@ -21,8 +21,11 @@ from conftest import run_python
 
 import kernel_lab
 from kernel_lab.errors import KernelLabError
-from kernel_lab.lift import back, workload
+from kernel_lab.lift import patch as patches
 from kernel_lab.lift import source as src
+from kernel_lab.lift import workload
+from kernel_lab.lift.changes import CannotPutBack
+from kernel_lab.lift.changes import load as load_cell
 from kernel_lab.lift.pick import lift_from
 from kernel_lab.models import CellRecord, Kernel, LaunchRecord, Profile, TensorRecord
 from kernel_lab.profiling import launches
@@ -86,7 +89,7 @@ def test_the_lifted_cell_launches_as_recorded(h200, interpreted, kernel):
 
     profile, recorded = record_of(h200, kernel)
     lifted = kernel_lab.lift(profile, kernel)
-    cell = back.load(lifted.cell, f"test_{kernel}")
+    cell = load_cell(lifted.cell, f"test_{kernel}")
     if hasattr(cell, "BF16"):
         cell.BF16 = torch.bfloat16  # the recorded dtype (the cell's CPU stand-in is float32)
     capture = Capture(list(inspect.signature(getattr(cell, kernel).fn).parameters))
@@ -239,7 +242,7 @@ def test_an_inductor_kernel_is_judged_against_its_file_and_put_back_as_a_triton_
     assert right.correct, right.reason
     assert not wrong.correct
     # the compiled graph's module: Inductor's launcher of the kernel, as a global
-    graph = back.load(text.replace("triton_helpers.set_driver_to_gpu()", ""), "compiled_graph")
+    graph = load_cell(text.replace("triton_helpers.set_driver_to_gpu()", ""), "compiled_graph")
     monkeypatch.setitem(sys.modules, "compiled_graph", graph)
     launcher = graph.triton_poi_fused_gelu_1
     optimized = lifted.cell.replace("XBLOCK=1024", "XBLOCK=512")
@@ -274,14 +277,14 @@ def test_a_library_kernel_put_back_runs_in_the_librarys_own_call_until_undone(h2
     before = swiglu.swiglu(e, g)
     patch = kernel_lab.put_back(lifted, optimized)
     try:
-        assert swiglu._fg_kernel is not original and patch in back.ACTIVE
+        assert swiglu._fg_kernel is not original and patch in patches.ACTIVE
         assert patch.log == ["replaced minilib.swiglu._fg_kernel with the optimized _fg_kernel (BLOCK_SIZE=2048)"]
         assert torch.equal(swiglu.swiglu(e, g), 2 * before) and patch.routed == 1
         other = swiglu.swiglu(e.double(), g.double())  # not the profiled configuration: the library's kernel runs
         assert torch.allclose(other, before.double()) and patch.passed == 1
     finally:
         patch.undo()
-    assert swiglu._fg_kernel is original and patch not in back.ACTIVE and patch.log[-1] == "restored minilib.swiglu._fg_kernel"
+    assert swiglu._fg_kernel is original and patch not in patches.ACTIVE and patch.log[-1] == "restored minilib.swiglu._fg_kernel"
     assert torch.equal(swiglu.swiglu(e, g), before) and "undone; 1 launch(es) ran the new kernel" in str(patch)
 
 
@@ -305,15 +308,15 @@ def test_putting_back_a_version_that_changes_what_is_computed_is_refused(h200, i
     lifted = kernel_lab.lift(load(h200("library_step")), "_fg_kernel")
     other_count = lifted.cell.replace("        e, g, h, size0 * size0,", "        e, g, h, size0 * size0 - 1,", 1)
     assert other_count != lifted.cell
-    with pytest.raises(back.CannotPutBack, match=r"passes n_elements=1599 where the library passes 1600"):
+    with pytest.raises(CannotPutBack, match=r"passes n_elements=1599 where the library passes 1600"):
         kernel_lab.put_back(lifted, other_count)
     two = lifted.cell.replace("    return h\n\n\ndef reference", "    _fg_kernel[(1,)](e, g, h, 1, BLOCK_SIZE=16, LONG_INDEXING=0)\n"
                               "    return h\n\n\ndef reference", 1)  # fmt: skip
-    with pytest.raises(back.CannotPutBack, match="launches 2 kernels where the library launched one"):
+    with pytest.raises(CannotPutBack, match="launches 2 kernels where the library launched one"):
         kernel_lab.put_back(lifted, two)
-    with pytest.raises(back.CannotPutBack, match="nothing to put back"):
+    with pytest.raises(CannotPutBack, match="nothing to put back"):
         kernel_lab.put_back(lifted, lifted.cell)
-    assert not back.ACTIVE
+    assert not patches.ACTIVE
 
 
 # --- the workload's table ---------------------------------------------------------------------------------------------
@@ -426,7 +429,7 @@ def test_a_view_of_a_wider_tensor_is_cut_from_a_storage_sized_in_the_cells_sizes
     assert lifted.vary and "def run(x_ptr_storage, y_ptr):" in lifted.cell
     assert "x_ptr_view = torch.as_strided(x_ptr_storage, (n_rows, n_cols), (2 * n_cols, 1), n_cols)" in lifted.cell
     assert "importlib.import_module('lib_strided')" in lifted.cell  # the kernel's file, as a module
-    cell = back.load(lifted.cell, "strided_cell")
+    cell = load_cell(lifted.cell, "strided_cell")
     capture = Capture(["x_ptr", "y_ptr", "n_rows", "n_cols", "stride_x", "stride_y", "BLOCK"])
     real, cell.scale_rows = cell.scale_rows, capture
     cell.run(*cell.make_inputs())

@@ -12,8 +12,9 @@ import sys
 import types
 from typing import Any
 
-from kernel_lab.lift.back import Patch, put_back
+from kernel_lab.lift.back import put_back
 from kernel_lab.lift.cell import Lifted
+from kernel_lab.lift.patch import Patch
 from kernel_lab.lift.pick import lift
 from kernel_lab.lift.table import Workload, workload
 

@@ -9,17 +9,16 @@ with the library's own kernel (or the file ``torch.compile`` wrote, with its dec
 from __future__ import annotations
 
 import ast
-import math
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kernel_lab.errors import KernelLabError
 from kernel_lab.lift import source as src
+from kernel_lab.lift.plan import Plan, plan_of, tuple_of
 from kernel_lab.lift.sizes import Sizes
-from kernel_lab.models import DTYPE_BYTES, LaunchRecord, TensorRecord
+from kernel_lab.models import LaunchRecord, TensorRecord
 
 CPU_LARGEST = 40  # each size on the CPU at most this: Triton's interpreter runs one program at a time
 REFERENCE_LINE = "\n\nrun = reference  # the judge's reference: the original kernel, launched as recorded\n"
@@ -78,162 +77,6 @@ class Lifted:
         return self.cell
 
 
-@dataclass
-class _Made:
-    """One input of ``make_inputs``: a tensor as recorded, or a storage that ``run`` cuts views from."""
-
-    name: str
-    record: TensorRecord
-    views: list[tuple[str, TensorRecord]] = field(default_factory=list)  # (variable, view) cut in run; [] if plain
-
-
-@dataclass
-class _Plan:
-    inputs: list[_Made]
-    args: dict[str, str]  # kernel parameter -> how run() passes it
-    grid: str
-    derive: list[str]  # run's lines computing the sizes from its tensors
-    cut: list[str]  # run's lines cutting views from storages
-    make: list[str]  # make_inputs' lines
-    sizes: Sizes
-    extent: bool = False  # a storage is sized for its views: the cell needs _extent
-
-
-def _contiguous(t: TensorRecord) -> bool:
-    expected: list[int] = []
-    step = 1
-    for n in reversed(t.shape):
-        expected.insert(0, step)
-        step *= n
-    return t.offset == 0 and all(s == e for s, e, n in zip(t.strides, expected, t.shape) if n > 1)
-
-
-def _tuple(items: list[str]) -> str:
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-
-
-def _number(value: Any) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        return f'float("{value}")'
-    return repr(value)
-
-
-def _dtype(name: str) -> str:
-    return "BF16" if name == "bfloat16" else f"torch.{name}"
-
-
-def _fill(dims: list[str], dtype: str) -> str:
-    """A tensor of random values of ``dtype``: normal floats, 0 and 1 for integers, half true for bools."""
-    shape = _tuple(dims) if dims else "()"
-    if dtype == "bool":
-        return f"torch.rand({shape}, device=DEVICE) < 0.5"
-    if dtype.startswith(("int", "uint")):
-        return f"torch.randint(0, 2, {shape}, dtype=torch.{dtype}, device=DEVICE)"
-    if dtype.startswith("float8"):
-        return f"torch.randn({shape}, device=DEVICE).to(torch.{dtype})"
-    return f"torch.randn({shape}, dtype={_dtype(dtype)}, device=DEVICE)"
-
-
-def _inputs(tensors: dict[str, TensorRecord]) -> tuple[list[_Made], dict[str, str]]:
-    """One input per storage (and dtype): the tensor itself when it is the storage's only view and is contiguous,
-    else the storage, with its views cut in run(); arguments recorded alike share a tensor."""
-    groups: dict[tuple[int, str], list[tuple[str, TensorRecord]]] = {}
-    for name, t in tensors.items():
-        groups.setdefault((t.storage, t.dtype), []).append((name, t))
-    made, passed = [], {}
-    for members in groups.values():
-        distinct: dict[TensorRecord, str] = {}  # each view, by the first argument recorded so
-        for name, t in members:
-            distinct.setdefault(t, name)
-        first_name, first = members[0]
-        if len(distinct) == 1 and _contiguous(first):
-            made.append(_Made(first_name, first))
-            passed.update({n: first_name for n, _ in members})
-            continue
-        views = {t: f"{n}_view" if n == first_name else n for t, n in distinct.items()}
-        made.append(_Made(f"{first_name}_storage", first, [(v, t) for t, v in views.items()]))
-        passed.update({n: views[t] for n, t in members})
-    return made, passed
-
-
-def _derive(made: list[_Made], used: set[str], sizes: Sizes) -> list[str] | None:
-    """run()'s lines computing the sizes it uses from its tensors' shapes; None when one is only in a view."""
-    lines, bound = [], set()
-    for m in made:
-        if m.views:
-            continue
-        dims = sizes.dims(m.record.shape)
-        new = [d for d in dims if d in used and d not in bound and d.isidentifier()]
-        if not new:
-            continue
-        if dims == new and len(set(dims)) == len(dims):
-            lines.append(f"{', '.join(dims)}{',' if len(dims) == 1 else ''} = {m.name}.shape")
-        else:
-            lines += [f"{d} = {m.name}.shape[{dims.index(d)}]" for d in dict.fromkeys(new)]
-        bound |= set(new)
-    return lines if used <= bound else None
-
-
-def _plan(fn: ast.FunctionDef, launch: LaunchRecord, sizes: Sizes, grid: tuple[int, ...], counts: list[int]) -> _Plan | None:
-    """How make_inputs and run write this launch in ``sizes``; None when something cannot be written in them."""
-    named = dict(launch.args)
-    tensors = {n: v for n, v in named.items() if isinstance(v, TensorRecord)}
-    made, passed = _inputs(tensors)
-    constexprs, params = set(src.constexprs(fn)), src.params(fn)
-    args: dict[str, str] = {}
-    for name, value in named.items():
-        if name in tensors:
-            args[name] = passed[name]
-        elif name in constexprs or name not in params:  # constexprs and launch options: as recorded
-            args[name] = _number(value)
-        else:
-            args[name] = sizes.write(value) or _number(value)
-    blocks = {n: v for n, v in named.items() if n in constexprs}
-    entries = [sizes.grid(g, blocks, counts) for g in grid]
-    if any(e is None for e in entries):
-        return None
-    grid_text = _tuple([e or "" for e in entries])
-    grid_text = f"lambda META: {grid_text}" if "META" in grid_text else grid_text
-    lines = _making(made, sizes)
-    if lines is None:
-        return None
-    make, cut = lines
-    used = {n for n in sizes.symbols if n in _words(" ".join([*args.values(), grid_text, *cut]))}
-    derive = _derive(made, used, sizes)
-    if derive is None:
-        return None
-    return _Plan(made, args, grid_text, derive, cut, make, sizes, extent=bool(cut))
-
-
-def _making(made: list[_Made], sizes: Sizes) -> tuple[list[str], list[str]] | None:
-    """make_inputs' lines making each input, and run's lines cutting views from storages; None when a view's
-    strides or offset cannot be written in ``sizes``."""
-    make, cut = [], []
-    for m in made:
-        if not m.views:
-            make.append(f"{m.name} = {_fill(sizes.dims(m.record.shape), m.record.dtype)}")
-            continue
-        specs = []
-        for variable, view in m.views:
-            strides = [sizes.write(s) for s in view.strides]
-            offset = sizes.write(view.offset // _itemsize(view))
-            if offset is None or any(s is None for s in strides):
-                return None
-            spec = f"{_tuple(sizes.dims(view.shape))}, {_tuple([s or '' for s in strides])}, {offset}"
-            specs.append(f"({spec})")
-            cut.append(f"{variable} = torch.as_strided({m.name}, {spec})")
-        make.append(f"{m.name} = {_fill(['_extent(' + ', '.join(specs) + ')'], m.record.dtype)}")
-    return make, cut
-
-
-def _itemsize(t: TensorRecord) -> int:
-    return DTYPE_BYTES.get(t.dtype, 4)
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[A-Za-z_]\w*", text))
-
-
 def inductor_grid(text: str, launch: LaunchRecord) -> tuple[int, ...]:
     """The grid Inductor's launcher computed for this launch, from its kernel's ``grid_type`` and the launch's
     numels and block sizes."""
@@ -283,9 +126,9 @@ def write(
     scalars = {n: v for n, v in scalars.items() if not isinstance(v, TensorRecord)}
     counts = sorted((v for v in scalars.values() if isinstance(v, int) and not isinstance(v, bool)), reverse=True)
     sizes = Sizes.of(launch.tensors().values(), scalars, vary=not inductor and src.masked(fn))
-    plan = _plan(fn, launch, sizes, grid, counts) if sizes.vary else None
+    plan = plan_of(fn, launch, sizes, grid, counts) if sizes.vary else None
     if plan is None:
-        plan = _plan(fn, launch, sizes.fixed(), grid, counts)
+        plan = plan_of(fn, launch, sizes.fixed(), grid, counts)
     assert plan is not None  # at the recorded sizes everything is a literal
     drop = ("triton_helpers.set_driver_to_gpu()",)
     extracted = src.extract(found.text, launch.kernel, package, drop)
@@ -309,7 +152,7 @@ def _why_fixed(inductor: bool, sizes: Sizes, fn: ast.FunctionDef) -> str:
     return "Some of the launch's numbers are not written in its tensors' sizes: the cell runs at the recorded sizes only."
 
 
-def _launch(kernel: str, fn: ast.FunctionDef, plan: _Plan, width: int = 100) -> str:
+def _launch(kernel: str, fn: ast.FunctionDef, plan: Plan, width: int = 100) -> str:
     """``kernel[grid](...)``: parameters positionally up to the first constexpr, then by name, then the options."""
     constexprs, params = set(src.constexprs(fn)), src.params(fn)
     parts, by_name = [], False
@@ -332,24 +175,30 @@ def _compose(
     launch: LaunchRecord,
     found: src.KernelSource,
     extracted: src.Extracted,
-    plan: _Plan,
+    plan: Plan,
     written: list[str],
     report: str,
     reference: str,
     why_fixed: str,
     notes: tuple[str, ...],
 ) -> str:
+    """The cell: its docstring, its head, the kernel with what it uses, make_inputs, run, reference, _original."""
+    lines = [_docstring(launch, found, extracted, plan, report, (why_fixed, *notes)), *_head(launch, plan)]
+    lines += ["", "", f"# --- from {found.file} ---"]
+    if extracted.helpers:
+        lines += [extracted.helpers.rstrip(), "", ""]
+    lines += [extracted.kernel.rstrip(), "", "", "# --- the launch, as recorded ---"]
+    if plan.extent:
+        lines += [EXTENT.strip(), "", ""]
     fn = src.kernel_def(ast.parse(extracted.kernel), launch.kernel)
     assert fn is not None
-    names = [m.name for m in plan.inputs]
-    symbols = dict(plan.sizes.symbols) if plan.sizes.vary else {}
-    defaults = ", ".join(f"{n}={v}" for n, v in symbols.items())
-    returns = ", ".join(written)
-    body = "\n".join(f"    {line}" for line in [*plan.derive, *plan.cut])
-    call = _launch(launch.kernel, fn, plan)
-    original = call.replace(f"{launch.kernel}[", "_original()[", 1)
-    make = plan.make
-    bf16 = any(t.dtype == "bfloat16" for t in launch.tensors().values())
+    lines += _functions(launch.kernel, fn, plan, written)
+    return "\n".join([*lines, "", "", reference.rstrip(), ""])
+
+
+def _docstring(
+    launch: LaunchRecord, found: src.KernelSource, extracted: src.Extracted, plan: Plan, report: str, notes: tuple[str, ...]
+) -> str:
     where = "Inductor's generated file" if launch.origin == "inductor" else "its module"
     how = found.describe().split(" (")[1][:-1]
     header = [
@@ -364,48 +213,42 @@ def _compose(
     dropped = [d.split("(")[0] for d in extracted.dropped if d.split("(")[0] not in ("triton.jit", "jit")]
     if dropped:
         header.append(f"Decorators replaced by @triton.jit (the launch holds what they chose): @{', @'.join(dropped)}.")
-    header += [n for n in (why_fixed, *notes) if n]
+    header += [n for n in notes if n]
     if extracted.unresolved:
         header.append(f"Not found in the kernel's file (define them before running): {', '.join(extracted.unresolved)}.")
-    lines = [
-        '"""' + "\n".join(_wrap(header)) + '\n"""',
-        "",
-        "import functools",
-        "",
-        "import torch",
-        "import triton",
-        "import triton.language as tl",
-        "",
-        'DEVICE = "cuda" if torch.cuda.is_available() else "cpu"',
-        *([BF16_LINE] if bf16 else []),
-    ]
-    if symbols:
-        cpu = plan.sizes.cpu(CPU_LARGEST)
+    return '"""' + "\n".join(_wrap(header)) + '\n"""'
+
+
+def _head(launch: LaunchRecord, plan: Plan) -> list[str]:
+    """The imports, the device, bfloat16's stand-in on the CPU, and the declared shapes when sizes vary."""
+    lines = ["", "import functools", "", "import torch", "import triton", "import triton.language as tl", ""]
+    lines.append('DEVICE = "cuda" if torch.cuda.is_available() else "cpu"')
+    if any(t.dtype == "bfloat16" for t in launch.tensors().values()):
+        lines.append(BF16_LINE)
+    if plan.sizes.vary and plan.sizes.symbols:
+        symbols, cpu = plan.sizes.symbols, plan.sizes.cpu(CPU_LARGEST)
         lines.append(
-            f'SHAPES = [{_tuple([str(v) for v in symbols.values()])}] if DEVICE == "cuda" else '
-            f"[{_tuple([str(v) for v in cpu.values()])}]  # ({', '.join(symbols)})"
+            f'SHAPES = [{tuple_of([str(v) for v in symbols.values()])}] if DEVICE == "cuda" else '
+            f"[{tuple_of([str(v) for v in cpu.values()])}]  # ({', '.join(symbols)})"
         )
-    lines += ["", "", f"# --- from {found.file} ---"]
-    if extracted.helpers:
-        lines += [extracted.helpers.rstrip(), "", ""]
-    lines += [extracted.kernel.rstrip(), "", ""]
-    lines += ["# --- the launch, as recorded ---"]
-    if plan.extent:
-        lines += [EXTENT.strip(), "", ""]
-    lines += [f"def make_inputs({defaults}):", *(f"    {m}" for m in make), f"    return {_tuple(names)}", "", ""]
-    lines += [f"def run({', '.join(names)}):", *([body] if body else []), call, f"    return {returns}", "", ""]
-    lines += [
+    return lines
+
+
+def _functions(kernel: str, fn: ast.FunctionDef, plan: Plan, written: list[str]) -> list[str]:
+    """make_inputs, run (the copy) and reference (the original, launched the same way)."""
+    names = [m.name for m in plan.inputs]
+    symbols = plan.sizes.symbols if plan.sizes.vary else {}
+    defaults = ", ".join(f"{n}={v}" for n, v in symbols.items())
+    body = [f"    {line}" for line in [*plan.derive, *plan.cut]]
+    call = _launch(kernel, fn, plan)
+    returns = f"    return {', '.join(written)}"
+    return [
+        f"def make_inputs({defaults}):", *(f"    {m}" for m in plan.make), f"    return {tuple_of(names)}", "", "",
+        f"def run({', '.join(names)}):", *body, call, returns, "", "",
         f"def reference({', '.join(names)}):",
-        f'    """The original {launch.kernel}, launched as run() launches the copy."""',
-        *([body] if body else []),
-        original,
-        f"    return {returns}",
-        "",
-        "",
-        reference.rstrip(),
-        "",
-    ]
-    return "\n".join(lines)
+        f'    """The original {kernel}, launched as run() launches the copy."""',
+        *body, call.replace(f"{kernel}[", "_original()[", 1), returns,
+    ]  # fmt: skip
 
 
 def _wrap(lines: list[str], width: int = 116) -> list[str]:
