@@ -442,3 +442,19 @@ def test_a_view_of_a_wider_tensor_is_cut_from_a_storage_sized_in_the_cells_sizes
         out, want = cell.run(*[t.clone() for t in inputs]), cell.reference(*[t.clone() for t in inputs])
         half = inputs[0].view(shape[0], 2 * shape[1])[:, shape[1] :]
         assert torch.equal(out, want) and torch.equal(out, 2 * half)
+
+
+def test_the_lift_button_says_in_one_line_why_a_kernel_cannot_be_lifted(h200, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from kernel_lab.results.profile import Result
+    from kernel_lab.widgets.dashboard import dashboard
+
+    monkeypatch.chdir(tmp_path)
+    result = kernel_lab.diagnose(h200("library_step"))
+    lost = Result(replace(result.profile, record=None), result.diagnoses)  # the record went missing since
+    board = dashboard(lost, workload=replace(workload(result), result=lost))
+    view = board.children[0].children[0]
+    view.children[1].children[1].click()
+    assert "has no launch record" in view.children[2].value and not (tmp_path / "lifted").exists()
+    assert not board.children[1].outputs  # a line in the view, no traceback

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from IPython.display import display
 
 from kernel_lab.display import html, metrics, rules, source
 from kernel_lab.display.page import per_kernel, roofline_figure
+from kernel_lab.errors import KernelLabError
 from kernel_lab.widgets.guard import guarded
 
 if TYPE_CHECKING:
@@ -58,7 +60,11 @@ def workload_view(workload: Workload, errors: widgets.Output) -> widgets.VBox:
 
     @guarded(errors)
     def lift(_button: widgets.Button) -> None:
-        cell = workload.lift(pick.value)
+        try:
+            cell = workload.lift(pick.value)
+        except KernelLabError as err:  # one line, what to do: not a traceback
+            status.value = f"<span class='note'>{escape(str(err))}</span>"
+            return
         LIFTED.mkdir(exist_ok=True)
         path = LIFTED / f"{pick.value}.py"
         path.write_text(cell)
