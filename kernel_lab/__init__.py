@@ -7,11 +7,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["analyze", "compare", "diagnose", "load_ipython_extension", "optimize", "optimize_suite", "profile"]
+__all__ = [
+    "analyze",
+    "compare",
+    "diagnose",
+    "lift",
+    "load_ipython_extension",
+    "optimize",
+    "optimize_suite",
+    "profile",
+    "put_back",
+]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from kernel_lab.api import analyze, compare, diagnose, optimize, profile
+    from kernel_lab.api import analyze, compare, diagnose, lift, optimize, profile
+    from kernel_lab.lift import put_back
 
 
 def __getattr__(name: str) -> Any:
@@ -19,6 +30,14 @@ def __getattr__(name: str) -> Any:
         from kernel_lab import api
 
         return getattr(api, name)
+    if name == "lift":  # the package, callable as api.lift (kernel_lab.lift.workload, .put_back are there too)
+        import importlib
+
+        return importlib.import_module("kernel_lab.lift")
+    if name == "put_back":
+        from kernel_lab.lift import put_back
+
+        return put_back
     if name == "optimize_suite":
         from kernel_lab.suite import optimize_suite
 

@@ -1,4 +1,4 @@
-"""The public API the magics, the CLI and the course call: profile, diagnose, analyze, compare, optimize.
+"""The public API the magics, the CLI and the course call: profile, diagnose, analyze, compare, optimize, lift.
 
 Options are :class:`~kernel_lab.settings.Settings` fields, given as keywords (``launch_count=5``) or as
 a ``settings`` object; what is not given comes from the environment and the defaults.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_lab import profiling
 from kernel_lab.analysis import conductor
@@ -27,6 +27,9 @@ from kernel_lab.results.profile import Result
 from kernel_lab.rewrite.base import Rewriter
 from kernel_lab.settings import Settings
 from kernel_lab.verify.judge import Judging
+
+if TYPE_CHECKING:
+    from kernel_lab.lift import Lifted
 
 CPU_NOTE = "No GPU: candidates were checked with Triton's CPU interpreter; their times are CPU times, not GPU times."
 
@@ -61,6 +64,20 @@ def compare(before: Result | str | Path, after: Result | str | Path, kernel: str
             )
         pick.append(matches[0])
     return Comparison.of(compare_diagnoses(pick[0], pick[1]))
+
+
+def lift(result: Any, kernel: str | None = None, *, launch: int = 0) -> Lifted:
+    """Lift a kernel that a profiled library call or compiled model launched into a self-contained cell.
+
+    ``result``: what ``%%profile`` or :func:`profile` returned (or a recorded report's path): its report holds the
+    kernel's source, and the launch record beside it the launch (shapes, dtypes, strides, scalars, grid).
+    ``kernel``: its name (default: the longest Triton kernel recorded); ``launch``: which of its launches (0: the
+    first). The cell's ``reference`` runs the original kernel; ``kernel_lab.lift.put_back`` puts a faster version
+    back where the model launches it.
+    """
+    from kernel_lab.lift import lift as lift_kernel
+
+    return lift_kernel(result, kernel, launch)
 
 
 def profile(

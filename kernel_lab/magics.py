@@ -89,6 +89,8 @@ def _trait(kind: str, help_text: str) -> TraitType:
 
 #: one %config trait per setting (the API key is not a setting: it comes from $OPENAI_API_KEY only)
 if TYPE_CHECKING:
+    from kernel_lab.lift.table import Workload
+
     _SettingsTraits = Magics
 else:
     _SettingsTraits = type(
@@ -147,14 +149,23 @@ class KernelLabMagics(_SettingsTraits):
         return Settings.resolve(explicit, {k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
 
     @cell_magic
-    def profile(self, line: str, cell: str) -> Result | None:
-        """Profile the kernels this cell launches. Run ``%%profile --help`` for options."""
-        from kernel_lab import api, profiling
-        from kernel_lab.profiling.ncu import preflight
-
+    def profile(self, line: str, cell: str) -> Result | Workload | None:
+        """Profile the kernels this cell launches. Run ``%%profile --help`` for options. With ``--all-kernels``: every
+        kernel of the cell's range, as the workload's table of kernels by time (each one can be lifted)."""
         args = _profile_parser().parse_line(line)
         if args is None:
             return None
+        result = self._profile(args, cell)
+        if not self.settings(options.given(args, options.PROFILE)).all_kernels:  # the line, %config, the environment
+            return result
+        from kernel_lab.lift import workload
+
+        return workload(result)
+
+    def _profile(self, args: argparse.Namespace, cell: str) -> Result:
+        from kernel_lab import api, profiling
+        from kernel_lab.profiling.ncu import preflight
+
         if args.replay:
             return api.diagnose(args.replay)
         _check(cell, "profile")
