@@ -30,7 +30,7 @@ from typing import Any
 
 import kernel_lab
 from kernel_lab.errors import KernelLabError
-from kernel_lab.lift import Lifted, workload
+from kernel_lab.lifting import Lifted, workload
 
 ROUNDS = 2
 TOP = 6  # kernels listed from the profiler, before and after

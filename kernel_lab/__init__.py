@@ -22,20 +22,16 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from kernel_lab.api import analyze, compare, diagnose, lift, optimize, profile
-    from kernel_lab.lift import put_back
+    from kernel_lab.lifting import put_back
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("profile", "diagnose", "analyze", "compare", "optimize"):
+    if name in ("profile", "diagnose", "analyze", "compare", "optimize", "lift"):
         from kernel_lab import api
 
         return getattr(api, name)
-    if name == "lift":  # the package, callable as api.lift (kernel_lab.lift.workload, .put_back are there too)
-        import importlib
-
-        return importlib.import_module("kernel_lab.lift")
     if name == "put_back":
-        from kernel_lab.lift import put_back
+        from kernel_lab.lifting import put_back
 
         return put_back
     if name == "optimize_suite":

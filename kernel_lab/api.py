@@ -29,7 +29,7 @@ from kernel_lab.settings import Settings
 from kernel_lab.verify.judge import Judging
 
 if TYPE_CHECKING:
-    from kernel_lab.lift import Lifted
+    from kernel_lab.lifting import Lifted
 
 CPU_NOTE = "No GPU: candidates were checked with Triton's CPU interpreter; their times are CPU times, not GPU times."
 
@@ -72,10 +72,10 @@ def lift(result: Any, kernel: str | None = None, *, launch: int = 0) -> Lifted:
     ``result``: what ``%%profile`` or :func:`profile` returned (or a recorded report's path): its report holds the
     kernel's source, and the launch record beside it the launch (shapes, dtypes, strides, scalars, grid).
     ``kernel``: its name (default: the longest Triton kernel recorded); ``launch``: which of its launches (0: the
-    first). The cell's ``reference`` runs the original kernel; ``kernel_lab.lift.put_back`` puts a faster version
+    first). The cell's ``reference`` runs the original kernel; ``kernel_lab.lifting.put_back`` puts a faster version
     back where the model launches it.
     """
-    from kernel_lab.lift import lift as lift_kernel
+    from kernel_lab.lifting import lift as lift_kernel
 
     return lift_kernel(result, kernel, launch)
 

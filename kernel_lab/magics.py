@@ -89,7 +89,7 @@ def _trait(kind: str, help_text: str) -> TraitType:
 
 #: one %config trait per setting (the API key is not a setting: it comes from $OPENAI_API_KEY only)
 if TYPE_CHECKING:
-    from kernel_lab.lift.table import Workload
+    from kernel_lab.lifting.table import Workload
 
     _SettingsTraits = Magics
 else:
@@ -158,7 +158,7 @@ class KernelLabMagics(_SettingsTraits):
         result = self._profile(args, cell)
         if not self.settings(options.given(args, options.PROFILE)).all_kernels:  # the line, %config, the environment
             return result
-        from kernel_lab.lift import workload
+        from kernel_lab.lifting import workload
 
         return workload(result)
 

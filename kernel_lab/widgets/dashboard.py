@@ -16,7 +16,7 @@ from kernel_lab.errors import KernelLabError
 from kernel_lab.widgets.guard import guarded
 
 if TYPE_CHECKING:
-    from kernel_lab.lift.table import Workload
+    from kernel_lab.lifting.table import Workload
     from kernel_lab.results.profile import Result
 
 TABS = ("Summary", "Roofline", "Metrics", "Source", "Raw rules")

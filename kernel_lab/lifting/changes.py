@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import Any
 
 from kernel_lab.errors import KernelLabError
-from kernel_lab.lift import library
-from kernel_lab.lift.cell import Lifted
+from kernel_lab.lifting import library
+from kernel_lab.lifting.cell import Lifted
 from kernel_lab.models import LaunchRecord, TensorRecord
 from kernel_lab.profiling import launches
 

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from kernel_lab.lift.library import Module
+from kernel_lab.lifting.library import Module
 
 GPU_DRIVER = "triton_helpers.set_driver_to_gpu()"
 

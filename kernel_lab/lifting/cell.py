@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernel_lab.errors import KernelLabError
-from kernel_lab.lift import source as src
-from kernel_lab.lift.plan import Plan, plan_of, tuple_of
-from kernel_lab.lift.sizes import Sizes
+from kernel_lab.lifting import source as src
+from kernel_lab.lifting.plan import Plan, plan_of, tuple_of
+from kernel_lab.lifting.sizes import Sizes
 from kernel_lab.models import LaunchRecord, TensorRecord
 
 CPU_LARGEST = 40  # each size on the CPU at most this: Triton's interpreter runs one program at a time
@@ -108,7 +108,7 @@ def write(
     notes: tuple[str, ...] = (),
 ) -> Lifted:
     """The lifted cell of ``launch``, the kernel's text from ``found``; ``reference``: the code of the cell's
-    ``_original()``, which returns the original kernel object (see :mod:`kernel_lab.lift.original`)."""
+    ``_original()``, which returns the original kernel object (see :mod:`kernel_lab.lifting.original`)."""
     tree = ast.parse(found.text)
     fn = src.kernel_def(tree, launch.kernel)
     if fn is None:

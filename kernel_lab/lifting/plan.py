@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_lab.lift import source as src
-from kernel_lab.lift.sizes import Sizes
+from kernel_lab.lifting import source as src
+from kernel_lab.lifting.sizes import Sizes
 from kernel_lab.models import DTYPE_BYTES, LaunchRecord, TensorRecord
 
 

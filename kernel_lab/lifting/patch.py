@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-logger = logging.getLogger("kernel_lab.lift")
+logger = logging.getLogger("kernel_lab.lifting")
 #: the patches in force in this process, oldest first
 ACTIVE: list[Patch] = []
 

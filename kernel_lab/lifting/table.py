@@ -80,17 +80,17 @@ class Workload:
 
     def lift(self, kernel: str | None = None) -> str:
         """The cell lifted from ``kernel`` (default: the longest liftable one), as text (the dashboard's Lift)."""
-        from kernel_lab.lift.pick import lift
+        from kernel_lab.lifting.pick import lift
 
         return lift(self.result.profile, kernel).cell
 
     def __str__(self) -> str:
-        from kernel_lab.lift.view import text
+        from kernel_lab.lifting.view import text
 
         return text(self)
 
     def _repr_html_(self) -> str:
-        from kernel_lab.lift.view import html
+        from kernel_lab.lifting.view import html
 
         return html(self)
 

@@ -13,11 +13,11 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from kernel_lab.lift import library
-from kernel_lab.lift import source as src
-from kernel_lab.lift.cell import Lifted
-from kernel_lab.lift.changes import Change, describe
-from kernel_lab.lift.patch import Patch
+from kernel_lab.lifting import library
+from kernel_lab.lifting import source as src
+from kernel_lab.lifting.cell import Lifted
+from kernel_lab.lifting.changes import Change, describe
+from kernel_lab.lifting.patch import Patch
 from kernel_lab.models import LaunchRecord, TensorRecord
 
 NAMESPACE = "kernel_lab"

@@ -8,9 +8,9 @@ from typing import Any
 
 from kernel_lab import metrics as M
 from kernel_lab.errors import KernelLabError
-from kernel_lab.lift import library, original
-from kernel_lab.lift import source as src
-from kernel_lab.lift.cell import CannotLift, Lifted, write
+from kernel_lab.lifting import library, original
+from kernel_lab.lifting import source as src
+from kernel_lab.lifting.cell import CannotLift, Lifted, write
 from kernel_lab.models import LaunchRecord, Profile
 
 REPLAY_NOTE = "Lifted from a recorded report (replay): nothing ran to lift it."
@@ -89,7 +89,7 @@ def hottest(profile: Profile) -> str:
 
 
 def lift_from(profile: Profile, kernel: str, number: int = 0) -> Lifted:
-    """Kernel ``kernel``'s launch ``number`` of ``profile``, as a cell (:mod:`kernel_lab.lift.cell`)."""
+    """Kernel ``kernel``'s launch ``number`` of ``profile``, as a cell (:mod:`kernel_lab.lifting.cell`)."""
     launches = launches_of(profile, kernel)
     if not 0 <= number < len(launches):
         raise KernelLabError(f"{kernel} was launched {len(launches)} time(s); there is no launch {number}.", fix="Pick 0.")

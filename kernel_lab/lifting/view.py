@@ -12,7 +12,7 @@ from kernel_lab.display.text import wrap
 from kernel_lab.display.words import banner
 
 if TYPE_CHECKING:
-    from kernel_lab.lift.table import Row, Workload
+    from kernel_lab.lifting.table import Row, Workload
 
 
 def where(row: Row) -> str:

@@ -1,6 +1,6 @@
 """Put an optimized kernel back where the model launches it, for this process: reversible and logged.
 
-:func:`put_back` keeps what the optimized version changed (:mod:`kernel_lab.lift.changes`: the kernel's code and the
+:func:`put_back` keeps what the optimized version changed (:mod:`kernel_lab.lifting.changes`: the kernel's code and the
 values of its constexprs and launch options, ``BLOCK_SIZE``, ``num_warps``...) and puts it where the model runs:
 
 * A library's kernel: every reference to the library's kernel object in this process's modules is replaced by a
@@ -12,9 +12,9 @@ values of its constexprs and launch options, ``BLOCK_SIZE``, ``num_warps``...) a
 * A kernel ``torch.compile`` wrote: the new kernel is registered as a ``torch.library.triton_op``
   (``torch.ops.kernel_lab.<kernel>``, its launch inside ``wrap_triton`` so that ``torch.compile`` sees it), and the
   compiled graph's launcher of the old kernel is routed to the op where Inductor launches the recorded tensors
-  (:mod:`kernel_lab.lift.compiled`).
+  (:mod:`kernel_lab.lifting.compiled`).
 
-:meth:`~kernel_lab.lift.patch.Patch.undo` (or leaving ``with put_back(...):``) puts the originals back. Every step
+:meth:`~kernel_lab.lifting.patch.Patch.undo` (or leaving ``with put_back(...):``) puts the originals back. Every step
 is logged on the ``kernel_lab.lift`` logger and kept in the patch's ``log``.
 """
 
@@ -27,11 +27,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kernel_lab.lift import library
-from kernel_lab.lift.cell import Lifted
-from kernel_lab.lift.changes import CannotPutBack, Change, change, describe
-from kernel_lab.lift.compiled import put_back_compiled
-from kernel_lab.lift.patch import ACTIVE, Patch
+from kernel_lab.lifting import library
+from kernel_lab.lifting.cell import Lifted
+from kernel_lab.lifting.changes import CannotPutBack, Change, change, describe
+from kernel_lab.lifting.compiled import put_back_compiled
+from kernel_lab.lifting.patch import ACTIVE, Patch
 from kernel_lab.models import TensorRecord
 
 
