@@ -148,7 +148,8 @@ def optimize(
     )
     profiler = profiler or profiling.default(ahead=True)
     first = profile if profile is not None and not profile.replay and replay is None else None
-    parts = loop.Parts(profiler, chosen_rewriter, judge, say=on_event or (lambda event: None), first=first)
+    listen = on_event or (lambda event: None)
+    parts = loop.Parts(profiler, chosen_rewriter, judge, say=listen, first=first, interpreted=not gpu)
     try:
         with _local_judging(source, chosen, None if gpu else "cpu", parts) if judge is None else nullcontext(parts) as ready:
             run = loop.optimize(source, chosen, ready, notes=tuple(notes))

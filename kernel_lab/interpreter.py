@@ -10,7 +10,9 @@ cell loads:
 * a Python float argument becomes a float32 scalar, as the compiler types it (``eps.to(tl.float32)``);
 * a ``tl.dtype`` passed as a constexpr answers ``.value``, as the compiler's ``tl.constexpr`` does;
 * ``@triton.autotune`` takes its first configuration (left after pruning) without timing any: the interpreter's
-  times say nothing of a GPU's, and its benchmarker needs a GPU driver.
+  times say nothing of a GPU's, and its benchmarker needs a GPU driver;
+* in a process that imported Triton before ``TRITON_INTERPRET=1`` was set, ``triton.language``'s own jit functions
+  (``tl.sigmoid``, ``tl.softmax``, ``tl.cdiv``, ...) are made interpreted, as the kernels defined from then on are.
 
 What it still cannot run gets one line (:func:`cannot_run`): the construct, and that the cell needs a GPU.
 """
@@ -143,6 +145,7 @@ def _patch_names(fn: Any, scope: Any) -> None:
 def install() -> None:
     """Teach the interpreter what the module docstring lists (once per process)."""
     global _installed
+    _interpret_language()
     if _installed:
         return
     _installed = True
@@ -162,6 +165,30 @@ def install() -> None:
         tl.dtype.value = property(lambda self: self)
     _float_scalars()
     Autotuner._bench = lambda self, *args, config, **meta: [0.0]  # every one alike: the first is taken
+
+
+def _interpret_language() -> None:
+    """``triton.language``'s jit functions made when the interpreter was off, remade interpreted (if it is on now)."""
+    import sys
+
+    import triton
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    if not triton.knobs.runtime.interpret:
+        return
+    made: dict[int, InterpretedFunction[Any]] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton.language" or name.startswith("triton.language.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, JITFunction):
+                setattr(module, attr, made.setdefault(id(value), InterpretedFunction(value.fn)))
+    for value in list(vars(tl.tensor).values()):  # tensor methods (x.sigmoid()) call the function they wrap
+        for cell in getattr(value, "__closure__", None) or ():
+            if isinstance(cell.cell_contents, JITFunction) and id(cell.cell_contents) in made:
+                cell.cell_contents = made[id(cell.cell_contents)]
 
 
 def cannot_run(exc: BaseException) -> str | None:

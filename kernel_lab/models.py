@@ -180,6 +180,7 @@ class Profile:
     origin: str  # report path, or a description of the run
     collector: str  # what collected it, e.g. "ncu 2025.3.1 (command line)"
     replay: bool = False  # True when read from a recorded report instead of run now
+    mismatch: str = ""  # replayed over a cell whose kernels it does not hold: what differs, in words
     notes: tuple[str, ...] = ()  # what is missing or degraded, in words
     record: CellRecord | None = None  # what the profiled run took, returned and launched, when it was recorded
 

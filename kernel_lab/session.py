@@ -46,6 +46,7 @@ class Version:
     speedup: float | None = None  # reference_ms / time_ms: both from that one run
     significant: bool | None = None
     screen_ms: float | None = None  # a launch-parameter variant's time in the screen (see Session.best)
+    interpreted: bool = False  # timed by Triton's CPU interpreter (no GPU): its times are not a GPU's
     top_bottleneck: str | None = None
     created: float = field(default_factory=time.time)
 
@@ -63,6 +64,16 @@ TIMING_NOTE = (
 
 def _speed(version: Version) -> float:
     return version.speedup or 0.0
+
+
+def speed(version: Version, short: bool = False) -> str:
+    """A version's speedup in words, qualified where Triton's CPU interpreter timed it: "2.10x", "2.10x on the
+    CPU", "2.10x (Triton's CPU interpreter, not a GPU speedup)"."""
+    if not version.speedup:
+        return "not timed"
+    if not version.interpreted:
+        return f"{version.speedup:.2f}x"
+    return f"{version.speedup:.2f}x " + ("on the CPU" if short else "(Triton's CPU interpreter, not a GPU speedup)")
 
 
 def _tied(a: Version, b: Version) -> bool:
@@ -140,7 +151,8 @@ class Session:
         """The fastest correct version with a significant speedup, not rejected and not flagged by the judge
         (unless the user confirmed it), else the original. Among the versions the judge's timings cannot tell from
         the fastest (:func:`_tied`), when all were screened (launch-parameter variants of one cell, timed on one input
-        on the device's clock with caches flushed, many calls in one process): the one the screen timed fastest."""
+        on the device's clock with caches flushed, many calls in one process): the one the screen timed fastest; on
+        Triton's CPU interpreter, which cannot time launch parameters: the first one found."""
         return self._best()[0]
 
     def why_best(self) -> str | None:
@@ -148,6 +160,12 @@ class Session:
         best, fastest = self._best()
         if best is fastest:
             return None
+        if best.interpreted:
+            return (
+                f"{best.label} is the best version: the judge's timings cannot tell it from {fastest.label} "
+                f"({best.speedup:.2f}x against {fastest.speedup:.2f}x on the CPU, within their spread), and Triton's "
+                "CPU interpreter cannot time launch parameters: the version found first is kept."
+            )
         return (
             f"{best.label} is the best version: the judge's timings cannot tell it from {fastest.label} "
             f"({best.speedup:.2f}x against {fastest.speedup:.2f}x, within their spread), and the screen timed it "
@@ -159,6 +177,8 @@ class Session:
         free, _ = self._contenders()
         fastest = max(free, key=_speed, default=self.original)
         tied = [v for v in free if v is fastest or _tied(v, fastest)]
+        if len(tied) > 1 and fastest.interpreted:  # no choice on what the interpreter cannot time (num_warps, ...)
+            return min(tied, key=lambda v: v.number), fastest
         if len(tied) > 1 and all(v.screen_ms is not None for v in tied):
             return min(tied, key=lambda v: v.screen_ms or 0.0), fastest
         return fastest, fastest

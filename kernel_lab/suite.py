@@ -177,6 +177,10 @@ class RemoteJudge:
     def __init__(self, reference: str, settings: Settings, remote: Any, folder: str, gpus: list[str]) -> None:
         self.reference, self.settings, self.remote, self.folder, self.gpus = reference, settings, remote, folder, gpus
 
+    def refused(self) -> Verdict | None:
+        """Nothing is known here before the first round (the reference is judged on a GPU elsewhere)."""
+        return None
+
     def check_many(self, sources: list[str], on_event: JudgeEvents | None = None) -> list[Verdict]:
         import ray
 

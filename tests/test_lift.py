@@ -317,6 +317,27 @@ def test_putting_back_a_version_that_changes_what_is_computed_is_refused(h200, i
     assert not patches.ACTIVE
 
 
+LATE = """
+import os, sys, torch, triton
+os.environ["TRITON_INTERPRET"] = "1"  # after Triton's import: tl.sigmoid was made for a GPU
+from kernel_lab import interpreter
+interpreter.install()
+sys.path.insert(0, sys.argv[1])
+from minilib.swiglu import swiglu
+e, g = torch.randn(1, 40, 40), torch.randn(1, 40, 40)
+print(torch.allclose(swiglu(e, g), e * torch.sigmoid(e) * g, atol=1e-5))
+"""
+
+
+@pytest.mark.slow
+def test_a_library_kernel_runs_interpreted_where_triton_was_imported_before_the_interpreter_was_turned_on():
+    """A notebook that imported Triton, then set TRITON_INTERPRET=1: the library's kernel calls tl.sigmoid, one of
+    triton.language's own jit functions made at import, which the interpreter would refuse to call."""
+    done = run_python("-c", LATE, str(MODELS))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"]
+
+
 # --- the workload's table ---------------------------------------------------------------------------------------------
 
 

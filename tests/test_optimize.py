@@ -42,6 +42,12 @@ def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path)
     messages = [e.message for e in events]
     assert any("REPLAYING" in m for m in messages) and any("v001 checking" in m for m in messages)
     assert any("CPU interpreter" in n for n in result.notes)
+    assert all(v.interpreted for v in s.versions[1:])  # and said so wherever a speedup is shown
+    assert all(
+        "Triton's CPU interpreter, not a GPU speedup" in e.message
+        for e in events
+        if e.state == "verified" and e.outcome and "x" in e.outcome
+    )
     html = result._repr_html_()
     assert "Replay mode" in html and "v002" in html
     view = version_view(result, 1)  # each version's diff, whichever was fastest on this CPU
@@ -268,4 +274,6 @@ def test_a_version_near_its_roof_by_the_judges_times_is_not_profiled_until_it_is
     ), said
     best = result.session.best()
     assert profiler.cells == [result.session.original.source, best.source]  # v000, then the best at the end
-    assert result.stopped.endswith(f"; {best.label} runs at 88% of the DRAM roof by its profile"), result.stopped
+    assert result.stopped.endswith(f"; {best.label} runs at 88% of the DRAM roof (DRAM bytes moved) by its profile"), (
+        result.stopped
+    )

@@ -20,7 +20,7 @@ BODY = "def run(x):\n    return x + 1\n"
 FAST = "def run(x):\n    return x + 1  # faster\n"
 HEADER = "%%optimize --rounds 1"
 # v001 applied: the magic line commented out, so running the cell runs the new kernel
-APPLIED = f"# {HEADER}\n# Kernel Lab applied v001 below: uncomment the line above to optimize again.\n{FAST}"
+APPLIED = f"# {HEADER}\n# Kernel Lab applied v001 (2.00x) below: uncomment the line above to optimize again.\n{FAST}"
 
 
 class FrontEnd:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from kernel_lab.display.html import STYLE
 from kernel_lab.display.text import wrap
-from kernel_lab.session import TIMING_NOTE
+from kernel_lab.session import TIMING_NOTE, speed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,8 +44,7 @@ def text(result: OptimizeResult) -> str:
         lines.append("No verified version was faster than the original; the original is kept.")
     else:
         lines += wrap(
-            f"Best: {best.label}, {best.speedup:.2f}x faster, correct on every check; its source is"
-            f" {s.folder(best) / 'cell.py'}. Diff:"
+            f"Best: {best.label}, {speed(best)} faster, correct on every check; its source is {s.folder(best) / 'cell.py'}. Diff:"
         )
         lines += difflib.unified_diff(s.original.source.splitlines(), best.source.splitlines(), "v000", best.label, lineterm="")
     return "\n".join(lines)
@@ -152,9 +151,9 @@ def version_view(result: OptimizeResult, number: int) -> str:
         state = f"correct, but blocked by the judge's warning until you check it and confirm it (`.confirm({number})`)"
     else:
         state = "correct on every check"
-    speed = f"{v.speedup:.2f}× vs the original" + ("" if v.significant else " (within noise)") if v.speedup else "not timed"
+    said = f"{speed(v)} vs the original" + ("" if v.significant else " (within noise)") if v.speedup else "not timed"
     return (
-        f"<div class='kl'><p><b>{v.label}</b> ({escape(v.origin)}{f', answers {escape(v.answers)}' if v.answers else ''}): {escape(speed)}, "
+        f"<div class='kl'><p><b>{v.label}</b> ({escape(v.origin)}{f', answers {escape(v.answers)}' if v.answers else ''}): {escape(said)}, "
         f"{escape(state)}. {escape(v.explanation)}</p>"
         + "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in v.warnings)
         + diff_table(s.original.source, v.source, ("v000 (original)", v.label))
@@ -170,7 +169,7 @@ def html(result: OptimizeResult) -> str:
         diff = ""
     else:
         verdict = (
-            f"<p><b>Best: {best.label}, {best.speedup:.2f}× faster</b>, correct on every check. {escape(best.explanation)}"
+            f"<p><b>Best: {best.label}, {escape(speed(best))} faster</b>, correct on every check. {escape(best.explanation)}"
             " <code>_.apply()</code> puts it in a new cell below (your cell is not changed).</p>"
         )
         diff = diff_table(s.original.source, best.source, ("v000 (original)", best.label))

@@ -15,7 +15,10 @@ def banner(profile: Profile) -> str:
     devices = sorted({k.device for k in profile.kernels})
     where = f" on {', '.join(devices)}" if devices else ""
     if profile.replay:
-        return f"Kernel Lab: REPLAYING the recorded report {profile.origin}{where} (no GPU was used, the cell was not run)."
+        said = f"Kernel Lab: REPLAYING the recorded report {profile.origin}{where}"
+        if profile.mismatch:
+            return f"{said}, and {profile.mismatch} (no GPU was used, the cell was not run)."
+        return f"{said} (no GPU was used, the cell was not run)."
     return f"Kernel Lab: profiled{where} with {profile.collector}."
 
 

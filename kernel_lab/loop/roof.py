@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kernel_lab import metrics as M
 from kernel_lab.analysis import conductor
-from kernel_lab.analysis.roofline import roofline
+from kernel_lab.analysis.roofline import phrase, roofline
 from kernel_lab.models import Bottleneck, Kernel, Profile
 from kernel_lab.rewrite.launch import parameter_only
 from kernel_lab.session import Version
@@ -34,9 +34,9 @@ def reached(profile: Profile, kernel: str) -> tuple[float, str] | None:
 
 
 def near_roof(profile: Profile, kernel: str) -> str | None:
-    """'93% of the DRAM roof' when the kernel (its costliest launch) is within reach of its roof, else None."""
+    """'93% of the DRAM roof (DRAM bytes moved)' when the kernel (its costliest launch) is within reach of its roof, else None."""
     where = reached(profile, kernel)
-    return f"{where[0]:.0%} of the {where[1]} roof" if where and where[0] >= NEAR_ROOF else None
+    return phrase(*where).removeprefix("at ") if where and where[0] >= NEAR_ROOF else None
 
 
 def placed(profile: Profile, kernel: str, profiled: Version, current: Version) -> tuple[float, str] | None:
@@ -94,4 +94,4 @@ def roof_note(profile: Profile, kernel: str, version: Version) -> str | None:
     if where is None:
         return None
     room = ": little is left to gain" if where[0] >= NEAR_ROOF else ""
-    return f"{version.label} runs at {where[0]:.0%} of the {where[1]} roof by its profile{room}"
+    return f"{version.label} runs {phrase(*where)} by its profile{room}"

@@ -22,7 +22,7 @@ from kernel_lab.models import Bottleneck, Profile
 from kernel_lab.profiling import Profiler, start_ahead
 from kernel_lab.rewrite import cannot_fix, why_nothing
 from kernel_lab.rewrite.base import Attempt, Candidate, Explored, Exploring, RewriteContext, Rewriter
-from kernel_lab.session import Session, Version
+from kernel_lab.session import Session, Version, speed
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judging, Verdict
 from kernel_lab.verify.findings import kinds, texts
@@ -34,6 +34,7 @@ REPORT = "profile.ncu-rep"
 STOPS = {
     "rounds": "ran {rounds} round(s)",
     "time_budget": "time budget of {seconds:.0f} s spent",
+    "refused": "nothing can be judged: {why}",
     "replay": "{profiler} mode: one round only (the recorded report cannot show a new version)",
     "no_bottleneck": "no bottleneck holds more than {share:.0%} of the time in {version}",
     "near_roof": "{version} reaches {roof}: little is left to gain",
@@ -83,6 +84,7 @@ class Parts:
     screen: Any = None  # a Screening, for a rewriter that explores
     say: Events = lambda event: None
     first: Profile | None = None  # a profile of the cell itself (what %%profile just gave): round 1 starts from it
+    interpreted: bool = False  # the judge runs Triton's CPU interpreter (no GPU): its times are qualified so
 
     @property
     def searching(self) -> bool:
@@ -114,12 +116,14 @@ def outcome(v: Version) -> str:
     if v.speedup is None:
         return "correct, not timed"
     noise = "" if v.significant else " (within noise)"
-    return f"correct, {v.speedup:.2f}x vs the original{noise}"
+    return f"correct, {speed(v)} vs the original{noise}"
 
 
-def record(session: Session, version: Version, verdict: Verdict) -> None:
-    """Store a verdict in the version (and the reference's time in the original, once)."""
+def record(session: Session, version: Version, verdict: Verdict, interpreted: bool = False) -> None:
+    """Store a verdict in the version (and the reference's time in the original, once); ``interpreted``: timed by
+    Triton's CPU interpreter."""
     version.correct, version.reason, version.failure = verdict.correct, verdict.reason, verdict.failure
+    version.interpreted = interpreted
     version.warnings, version.warning_kinds = texts(verdict.warnings), kinds(verdict.warnings)
     version.notes = texts(verdict.notes)
     if verdict.timing is not None:
@@ -136,13 +140,15 @@ def record(session: Session, version: Version, verdict: Verdict) -> None:
 
 
 def begin(state: State, parts: Parts) -> Stop | None:
-    """A round may start: the time budget is not spent, and the profiler can show a new version (a replayed report
-    cannot)."""
+    """A round may start: the time budget is not spent, the profiler can show a new version (a replayed report
+    cannot), and on the CPU interpreter the reference is not too slow to judge candidates (known before any is made)."""
     budget = state.settings.time_budget
     if budget is not None and time.monotonic() - state.started > budget:
         return Stop("time_budget", {"seconds": budget})
     if not parts.profiler.profiles_cells and state.round > 1:
         return Stop("replay", {"profiler": parts.profiler.name})
+    if parts.interpreted and state.round == 1 and parts.judge is not None and (refused := parts.judge.refused()):
+        return Stop("refused", {"why": refused.reason})  # at once, rather than each candidate timed out
     return None
 
 
@@ -159,6 +165,7 @@ def diagnose(state: State, parts: Parts) -> Stop | None:
     state.profile = _profile(state, parts)
     if state.profile.replay:
         said = f"round {state.round}: REPLAYING the recorded report {state.profile.origin} instead of profiling {current.label}"
+        said += f", and {state.profile.mismatch}" if state.profile.mismatch else ""
         say(Event(f"{said} (no GPU used)", state.round, current.label, "profiling"))
     state.bottlenecks = ranked(state.profile)
     current.top_bottleneck = state.bottlenecks[0][1].kind if state.bottlenecks else None
@@ -199,6 +206,7 @@ def propose(state: State, parts: Parts) -> list[Candidate] | Stop:
         device=state.profile.kernels[0].device if state.profile.kernels else "unknown GPU",
         history=tuple(state.history),
         language=language(current.source),
+        interpreted=parts.interpreted,
     )
     try:
         explored = _explored(context, state, parts)
@@ -270,9 +278,13 @@ def judge(state: State, parts: Parts, proposals: list[Candidate]) -> list[Versio
     start_ahead(parts.profiler, CellSource(state.current.source), state.settings)
     assert parts.judge is not None
     for version, candidate, verdict in zip(made, proposals, parts.judge.check_many([c.source for c in proposals], judging)):
-        record(session, version, verdict)
+        record(session, version, verdict, parts.interpreted)
         leader = session.best()
-        so_far = f"{leader.label}, {leader.speedup:.2f}x" if leader is not session.original and leader.speedup else "the original"
+        so_far = (
+            f"{leader.label}, {speed(leader, short=True)}"
+            if leader is not session.original and leader.speedup
+            else "the original"
+        )
         said = outcome(version)
         say(Event(f"round {round_}: {version.label} {said}", round_, version.label, "verified", said, so_far))
         state.history.append(Attempt(candidate.explanation, said))
@@ -294,7 +306,7 @@ def _waiting(session: Session) -> str:
     if top is None:
         return ""
     return (
-        f" that the judge did not flag: {top.label} is correct and {top.speedup:.2f}x faster than the original, but"
+        f" that the judge did not flag: {top.label} is correct and {speed(top)} faster than the original, but"
         f" waits for your second look: {top.warnings[0].rstrip('.')}. Check it, then confirm it to use it (Confirm in"
         f" the notebook's panel, which opens on it, or result.confirm({top.number}))"
     )
@@ -304,6 +316,8 @@ def notes(state: State, parts: Parts, given: tuple[str, ...]) -> tuple[str, ...]
     """What the user must know at the end: the notes given, that round 1 reused a profile, and a top bottleneck the
     rewriter cannot fix."""
     extra = list(given) + ([state.reused] if state.reused else [])
+    if state.profile is not None and state.profile.mismatch:
+        extra.insert(0, f"The replayed report {state.profile.origin}: {state.profile.mismatch}.")
     diagnosed, name = state.diagnosed, parts.rewriter.name
     if diagnosed is not None and diagnosed.top_bottleneck in cannot_fix(parts.rewriter):
         extra.append(

@@ -9,7 +9,7 @@ from typing import Any
 from kernel_lab.errors import KernelLabError
 from kernel_lab.frontend import Cell, Reply, mimebundle, set_cell
 from kernel_lab.loop import OptimizeRun, Stop
-from kernel_lab.session import Session, Version
+from kernel_lab.session import Session, Version, speed
 
 NO_CELL = (
     "Kernel Lab does not know which notebook cell this result came from (the front end sent no cell id),"
@@ -93,7 +93,9 @@ class OptimizeResult:
 
     def _text(self, version: Version) -> str:
         assert self.cell is not None  # callers checked that the cell is known
-        return self.cell.text if version is self.session.original else self.cell.applied(version.source, version.label)
+        if version is self.session.original:
+            return self.cell.text
+        return self.cell.applied(version.source, f"{version.label} ({speed(version, short=True)})")
 
     def replace_cell(self, version: int | None = None, on_done: Reply = lambda reply: None) -> None:
         """Put a version (default: the best) into the optimized cell, its magic line commented out.

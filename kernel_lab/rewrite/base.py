@@ -25,6 +25,7 @@ class RewriteContext:
     device: str = "unknown GPU"
     history: Sequence[Attempt] = ()
     language: str = "triton"  # "triton" or "cuda"
+    interpreted: bool = False  # measured by Triton's CPU interpreter, which ignores num_warps and num_stages
 
 
 @dataclass(frozen=True)

@@ -506,6 +506,21 @@ def side(name: str) -> str | None:
     return (m.group(2) or m.group(3)).upper() if m else None
 
 
+#: why a launch option is left as written where Triton's CPU interpreter times the variants
+INTERPRETED = "Triton's CPU interpreter runs every value alike, so no time could tell them apart (a GPU tries them)"
+
+
+def interpreted(launch: Launch) -> Launch:
+    """``launch`` with its launch options (``num_warps``, ``num_stages``) left as written, said in its notes: the CPU
+    interpreter runs every value alike, so no choice between them could be measured."""
+    held = [k for name, k in launch.knobs.items() if name in OPTIONS and k.tunable]
+    for knob in held:
+        knob.why_not = INTERPRETED
+    if held:
+        launch.notes.append(f"{' and '.join(k.name for k in held)} left as written: {INTERPRETED}")
+    return launch
+
+
 def launches(source: str) -> list[Launch]:
     """The launches of the cell's own Triton kernels, with their knobs (see the module docstring)."""
     return _launches(ast.parse(source))

@@ -23,7 +23,7 @@ from kernel_lab.analysis.rules import kinds, search_guidance
 from kernel_lab.metrics import OCCUPANCY_LIMITS
 from kernel_lab.rewrite import cuda
 from kernel_lab.rewrite.base import Candidate, Explored, Measure, Measured, RewriteContext
-from kernel_lab.rewrite.launch import Launch, apply, describe, is_block, launches
+from kernel_lab.rewrite.launch import Launch, apply, describe, interpreted, is_block, launches
 from kernel_lab.rewrite.space import Config, changes, current, delta, feasible, neighbours, restarts, space
 from kernel_lab.settings import Settings
 
@@ -175,7 +175,7 @@ class SearchRewriter:
         Knobs set at run time (from the input's size, by an autotuner) take the values the screen saw the start run
         with. Cells without a Triton launch: :meth:`propose`."""
         top = dict(context.bottlenecks[0]) if context.bottlenecks else {"kind": "latency_bound"}
-        found = launches(context.source)
+        found = [interpreted(x) if context.interpreted else x for x in launches(context.source)]
         launch = next((x for x in found if x.kernel in str(top.get("kernel", ""))), found[0] if found else None)
         if launch is None:
             return Explored(tuple(self.propose(context, n)))

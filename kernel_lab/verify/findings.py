@@ -53,6 +53,7 @@ FAILURES = {
     "wrong_layout": "an output laid out (strides, device) unlike the reference's",
     "stale_when_timed": "its outputs during timing differ from the reference's (right only when checked)",
     "broken_reference": "the reference itself cannot be judged against",
+    "too_slow": "the reference is too slow for Triton's CPU interpreter to judge a candidate in its time",
 }
 
 

@@ -75,6 +75,10 @@ class Judging(Protocol):
 
     def check_many(self, sources: list[str], on_event: JudgeEvents | None = None) -> list[Verdict]: ...
 
+    def refused(self) -> Verdict | None:
+        """Why nothing can be judged at all, once the reference's cost is known (None: it can be)."""
+        ...
+
 
 def _in_background(work: Callable[[float], T], deadline: float) -> Future[T]:
     """``work(deadline)`` on a thread of its own; its result (or exception) in the future returned."""
@@ -168,6 +172,16 @@ class Judge:
         started = time.perf_counter()
         self.reference.prepare(loading.result if loading is not None else functools.partial(self._load, deadline), deadline)
         self._phase("reference: prepare", "reference", started)
+
+    def refused(self) -> Verdict | None:
+        """Why nothing can be judged at all (the reference cannot be judged against, or is too slow for the CPU
+        interpreter), as soon as the reference's cost is known: its first shape's input sets made (preparing them
+        now, when nothing has); None when candidates can be judged."""
+        with self._lock:
+            if self._preparing is None:
+                self._preparing = _in_background(self._prepare, self.reference.deadline)
+        self.reference.sized.wait()
+        return self.reference.broken
 
     def wait_prepared(self) -> None:
         """Return once the reference's inputs and results that :meth:`start` began making are there."""

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     import torch
 
 REFERENCE_TIMEOUT = 600.0  # seconds the reference may take to load and make its results
+#: timed calls a candidate makes at the least, per declared shape (timing's MIN_SAMPLES), for the CPU's estimate
+TIMED_CALLS = 10
 RESIDENT_SHARE = 0.25  # of the GPU's memory, at most, for the reference's results kept there (candidates need the rest)
 
 
@@ -120,6 +122,8 @@ class Reference:
         self.launched: dict[str, Any] | None = None  # what one call launched there
         self.survives: bool | None = None  # whether its output there is right with its own kernels doing nothing
         self.made = threading.Event()  # the results are made (or cannot be)
+        self.sized = threading.Event()  # what a candidate's judging costs is known: it fits its time, or broken says no
+        self.call_ms: list[float] = []  # the reference's calls on the declared inputs, as they were made
         self._held = 0  # bytes of results kept on the GPU
         self._warmed = False
         self._observing = threading.Lock()
@@ -167,11 +171,13 @@ class Reference:
         try:
             self._make_all(loaded(), deadline)
             self.made.set()
+            self.sized.set()
             self.warm(deadline)
         except Stopped as stop:
             self.stopped(stop)
         finally:
             self.made.set()
+            self.sized.set()
 
     def _make_all(self, loaded: dict[str, Any], deadline: float) -> None:
         assert self.worker is not None
@@ -191,7 +197,31 @@ class Reference:
         for spec in specs:
             if not spec.layout:
                 self._make(self.worker, spec, deadline)
+            if len(self.call_ms) == self.options.seeds and not self.sized.is_set():
+                self._size(specs)
+            if self.broken is not None:
+                return
         self._make_laid([s for s in specs if s.layout], deadline)
+
+    def _size(self, specs: list[InputSet]) -> None:
+        """Once the first declared shape's sets are made: on the CPU, refuse at once a cell whose candidates could not
+        be judged in their time (:attr:`broken` says how small to make it), rather than time every one of them out."""
+        self.sized.set()
+        per_call = min(self.call_ms)
+        shapes = len({s.shape for s in specs if s.declared})
+        calls = 2 * sum(not s.timing for s in specs) + 2 + TIMED_CALLS * shapes * 2  # checks, whose work, both sides timed
+        needed = calls * per_call / 1e3
+        if self.device_name != "cpu" or needed <= self.options.timeout:
+            return
+        smaller = max(2, round(needed / (0.5 * self.options.timeout)))
+        self.broken = Verdict(
+            False,
+            f"the reference takes {per_call / 1e3:.2f} s a call in Triton's CPU interpreter; judging one candidate needs"
+            f" about {calls} calls, about {needed:.0f} s, over the {self.options.timeout:.0f} s a candidate may take"
+            f" (verify_timeout): make make_inputs' sizes (or SHAPES) about {smaller}x smaller (the interpreter runs every"
+            " program in Python: a few thousand elements, and blocks of 256 or more, run in milliseconds), or run on a GPU",
+            failure="too_slow",
+        )
 
     def _make(self, worker: Worker, spec: InputSet, deadline: float) -> None:
         """Have ``worker`` make one input set and the reference's results on it, and keep them (a turn on the GPU)."""
@@ -238,6 +268,8 @@ class Reference:
             else:
                 self.notes.append(Finding("skipped_inputs", f"Skipped {spec.describe()}: the reference {reply['error']} there."))
             return
+        if not spec.optional and not spec.timing:
+            self.call_ms.append(reply["call_ms"])
         n, in_place, made = len(reply["outputs"]), reply["in_place"], reply["inputs"]
         outputs, written = tensors[:n], tensors[n : n + len(in_place)]
         truth = tensors[n + len(in_place) : len(tensors) - len(made)] if reply["truth"] else None

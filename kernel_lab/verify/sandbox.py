@@ -21,6 +21,7 @@ import inspect
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -315,7 +316,9 @@ class Sandbox:
 
     def _expected(self, spec: dict[str, Any], inputs: tuple) -> tuple[dict[str, Any], list[torch.Tensor]]:
         work = clone(inputs)
+        started = time.perf_counter()
         out = self._call(work)
+        call_ms = (time.perf_counter() - started) * 1e3
         tensors = leaves(out)
         if os.environ.get("TRITON_INTERPRET") == "1" and any(
             t.dtype == torch.bfloat16 for t in [*tensors, *(v for v in inputs if isinstance(v, torch.Tensor))]
@@ -332,6 +335,7 @@ class Sandbox:
             "outputs": [meta(t, work) for t in tensors],
             "in_place": in_place,
             "input_bytes": sum(v.nbytes for v in inputs if isinstance(v, torch.Tensor)),
+            "call_ms": call_ms,
         }
         truth, header["truth_skipped"] = (None, "") if spec.get("timing") else self._truth(inputs, tensors)
         header["truth"] = truth is not None

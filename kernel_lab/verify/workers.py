@@ -112,7 +112,8 @@ class Worker:
             return protocol.receive(self.replies, deadline=deadline)
         except protocol.Timeout:
             self.close()
-            raise Stopped(f"the {self.who} did not finish within {self.timeout:g} s {where}", "timeout") from None
+            budget = f"its {self.timeout:g} s" + (" for all of its judging (verify_timeout)" if self.who == "candidate" else "")
+            raise Stopped(f"the {self.who} timed out {where}: it ran out of {budget}", "timeout") from None
         except (protocol.ProtocolError, OSError):
             raise Stopped(self._ended(where)) from None
 

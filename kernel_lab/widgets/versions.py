@@ -15,6 +15,7 @@ import ipywidgets as widgets
 from kernel_lab.display.html import STYLE
 from kernel_lab.display.versions import DIFF_STYLE, before_after, header, version_view
 from kernel_lab.frontend import NO_EXTENSION, request
+from kernel_lab.session import speed
 from kernel_lab.widgets.guard import guarded
 
 if TYPE_CHECKING:
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 
 
 def _label(v: Version, rejected: bool = False) -> str:
-    speed = f"{v.speedup:.2f}×" if v.speedup else "–"
+    said = speed(v, short=True) if v.speedup else "–"
     state = "rejected" if rejected else {None: "original", True: "correct", False: "not usable"}[v.correct]
-    return f"{v.label} · {speed} · {state} · {v.origin}"
+    return f"{v.label} · {said} · {state} · {v.origin}"
 
 
 def panel(result: OptimizeResult) -> widgets.VBox:
