@@ -1,4 +1,10 @@
-"""Shared test helpers. Fixtures are real reports recorded on an H100 (kernel_lab/samples/)."""
+"""Shared test helpers. Fixtures are real reports recorded on an H100 (kernel_lab/samples/).
+
+Markers: ``gpu``, a test that needs an NVIDIA GPU and ncu (skipped without them), and ``slow``, a test that starts a
+Python process that imports torch (a sandbox, a screen worker, the profiling runner, the CLI, a notebook kernel, a
+Jupyter server, Ray) or a browser. ``python3 -m pytest -m "not slow"`` is the fast run (README, "Set-up and tests").
+A test is slow by its own marker, its module's, or by using a fixture of :data:`SLOW_FIXTURES`.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +35,14 @@ def has_ncu() -> bool:
         return False
 
 
+#: fixtures that start such processes for the tests that use them: tests/test_verify.py's hostile cells, judged
+SLOW_FIXTURES = frozenset({"verdicts"})
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     if has_gpu() and has_ncu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU and ncu")

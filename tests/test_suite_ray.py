@@ -15,6 +15,8 @@ import pytest
 from kernel_lab import samples
 from kernel_lab.suite import MEASUREMENTS, optimize_suite
 
+pytestmark = pytest.mark.slow  # Ray, its workers and the judge's sandboxes
+
 ray = pytest.importorskip("ray")
 CELLS = Path(__file__).parent / "cells"
 REPLAY = samples.report("memory_bound")

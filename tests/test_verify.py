@@ -144,6 +144,7 @@ def blocked(v: Verdict, words: str) -> bool:
 # --- honest candidates pass, with nothing held against them ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_judge_started_with_prepare_makes_the_references_results_before_the_first_candidate():
     with Judge(source("add_ref"), Options(timeout=120.0), "cpu", time=False) as judge:
         judge.start(prepare=True)
@@ -154,6 +155,7 @@ def test_a_judge_started_with_prepare_makes_the_references_results_before_the_fi
         assert judge.reference.launched is not None
 
 
+@pytest.mark.slow
 def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a_time(monkeypatch):
     from kernel_lab.verify import timing
 
@@ -165,6 +167,7 @@ def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a
     assert not cheat.correct and "right answers only when checked" in cheat.reason
 
 
+@pytest.mark.slow
 def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candidate_and_stops_it_on_close():
     judge = Judge(source("add_ref"), Options(timeout=120.0), "cpu")
     judge.start()
@@ -178,6 +181,7 @@ def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candida
     assert judge.reference.worker is None and not judge._spare and reference.proc.returncode is not None
 
 
+@pytest.mark.slow
 def test_a_judge_closed_while_its_reference_still_loads_stops_it_once_loaded():
     judge = Judge(source("add_ref"), Options(timeout=120.0), "cpu")
     judge.start()
@@ -210,6 +214,7 @@ threading.Thread(target=_spoil).start()
 """
 
 
+@pytest.mark.slow
 def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_writes_meanwhile_reaches_no_other(tmp_path):
     log = tmp_path / "order.log"
 
@@ -230,6 +235,7 @@ def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_write
     assert spoiler.correct, spoiler.reason  # its own answers are right: its inputs are its own copies
 
 
+@pytest.mark.slow
 def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone(tmp_path):
     def out_of_memory(mark: Path, times: int) -> str:
         """add_fast, whose first ``times`` processes run out of memory on their first call."""
@@ -764,6 +770,7 @@ SCALED_WRONG = SCALED_REF.replace("(x * alpha)", "(x * 2.0)")
 UNSENDABLE_REF = SCALED_REF.replace('(3, "rows")', "object()").replace("assert tag", "# assert tag")
 
 
+@pytest.mark.slow
 def test_numbers_dtypes_and_tuples_among_the_inputs_reach_each_candidate_as_made():
     with Judge(SCALED_REF, Options(timeout=120.0), "cpu", time=False) as judge:
         right, wrong = judge.check_many([SCALED_REF, SCALED_WRONG])
@@ -771,6 +778,7 @@ def test_numbers_dtypes_and_tuples_among_the_inputs_reach_each_candidate_as_made
     assert not wrong.correct and "differs" in wrong.reason, wrong.reason
 
 
+@pytest.mark.slow
 def test_an_input_that_cannot_travel_is_named():
     v = verify(UNSENDABLE_REF, UNSENDABLE_REF, device="cpu", time=False)
     assert not v.correct and "make_inputs returned an input of type object" in v.reason, v.reason
