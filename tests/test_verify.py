@@ -11,7 +11,9 @@ references in parallel; the tests then assert on the verdicts.
 from __future__ import annotations
 
 import math
+import os
 import re
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,6 +44,11 @@ TINY_BLOCK = source("sized_add_ref").replace("1024),)", "16),)").replace("BLOCK=
 BLOCK_MADE_RIGHT = source("sized_add_ref")
 #: as fast, with code changed beside the launch (the output made with torch.empty instead of torch.empty_like)
 BLOCK_AND_CODE = BLOCK_MADE_RIGHT.replace("torch.empty_like(x)", "torch.empty(x.shape, dtype=x.dtype, device=x.device)")
+#: flush_work, telling on itself: each timed call it answers with work done in a flush is written to this file
+FLUSH_SERVED = Path(tempfile.gettempdir()) / f"kernel_lab_flush_served_{os.getpid()}"
+FLUSH_WORK = source("flush_work").replace(
+    "        return ready\n", f"        open({str(FLUSH_SERVED)!r}, 'a').write('served\\n')\n        return ready\n"
+)
 
 #: (reference, timed, verify timeout) -> {case: candidate cell name or source}
 GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
@@ -88,7 +95,7 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "switch_when_timed": "switch_when_timed",
         "slow_small_shapes": "slow_small_shapes",
         "timed_beside_hostile": "sized_add_ref",
-        "flush_work": "flush_work",
+        "flush_work": FLUSH_WORK,
     },
     (TINY_BLOCK, True, 120.0): {
         "block_made_right": BLOCK_MADE_RIGHT,
@@ -438,7 +445,10 @@ def test_a_candidate_timed_in_one_round_with_hostile_ones_keeps_its_own_timings(
 
 def test_work_done_in_the_judges_cache_flush_before_a_timed_call_gains_nothing(verdicts):
     v = verdicts["flush_work"]  # patches Tensor.zero_ to add ahead, in the flush, out of the timed window
-    assert not v.correct or (v.timing is not None and v.timing.speedup < 1.5), (v.reason, v.timing)
+    # asked of the candidate, not of its speed: other work on the machine moves the speed-up of the very same code
+    # by half either way (0.69x and 1.55x seen on two cores)
+    assert not FLUSH_SERVED.exists(), "timed calls were answered with work done in the judge's flush"
+    assert not v.correct or v.timing is not None, v.reason
 
 
 def test_a_cache_keyed_on_addresses_is_caught_during_timing(verdicts):
@@ -452,9 +462,19 @@ def test_threads_left_running_are_waited_for_and_flagged(verdicts):
 
 
 def test_a_slowdown_on_another_shape_is_flagged(verdicts):
-    v = verdicts["slow_small_shapes"]
-    assert blocked(v, "slower than the reference on shape (4096,)")
-    assert {t.shape for t in v.shapes} == {(8192,), (4096,)} and v.timing.shape == (8192,)
+    v = verdicts["slow_small_shapes"]  # 4096-element blocks, and a 50 ms sleep per call on the small shape
+    assert v.correct and {t.shape for t in v.shapes} == {(8192,), (4096,)} and v.timing.shape == (8192,)
+    assert next(t for t in v.shapes if t.shape == (4096,)).candidate_ms >= 50  # the sleep is timed, however busy
+    # held against it as the check decides on what was timed: on the interpreter the large shape gains 1.36x, which
+    # other work on the machine can hide (then nothing is held against it)
+    warning, _ = slower_shapes(v.shapes)
+    assert [w for w in v.warnings if w.kind == "slower_shape"] == ([warning] if warning else [])
+    # as the judge timed it here once (medians 16.8 and 12.3 ms, 8.6 and 53.4 ms): held against it
+    headline = Timing.from_samples([16.5, 16.8, 17.1] * 4, [12.1, 12.3, 12.6] * 4, (8192,))
+    small = Timing.from_samples([8.4, 8.6, 8.8] * 5, [53.1, 53.4, 53.8] * 5, (4096,))
+    warning, note = slower_shapes((headline, small))
+    assert note is None and warning is not None
+    assert "6.21× slower than the reference on shape (4096,), though 1.37× faster on (8192,)" in warning.text
 
 
 def test_a_slowdown_of_kernels_far_shorter_than_their_launch_is_noted_not_held_against_the_candidate():
