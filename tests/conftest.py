@@ -35,6 +35,15 @@ def has_ncu() -> bool:
         return False
 
 
+#: The tests' environment, unless the caller's says otherwise (the processes the tests start inherit it): one thread
+#: per torch process, as the judge's and the interpreter's tensors are tiny and two threads a process only spin
+#: against each other on two cores (a course test: 3m54 s of CPU with two, 3m15 s with one); without a GPU, a screen
+#: of 8 launch configurations a round where the screen is not the subject (tests of the screen give their own).
+TEST_ENVIRONMENT = {"OMP_NUM_THREADS": "1", **({} if has_gpu() else {"KERNEL_LAB_SCREEN": "8"})}
+for _name, _value in TEST_ENVIRONMENT.items():
+    os.environ.setdefault(_name, _value)
+
+
 #: fixtures that start such processes for the tests that use them: tests/test_verify.py's hostile cells, judged
 SLOW_FIXTURES = frozenset({"verdicts"})
 
