@@ -1,4 +1,10 @@
-"""Shared test helpers. Fixtures are real reports recorded on an H100 (kernel_lab/samples/)."""
+"""Shared test helpers. Fixtures are real reports recorded on an H100 (kernel_lab/samples/).
+
+Markers: ``gpu``, a test that needs an NVIDIA GPU and ncu (skipped without them), and ``slow``, a test that starts a
+Python process that imports torch (a sandbox, a screen worker, the profiling runner, the CLI, a notebook kernel, a
+Jupyter server, Ray) or a browser. ``python3 -m pytest -m "not slow"`` is the fast run (README, "Set-up and tests").
+A test is slow by its own marker, its module's, or by using a fixture of :data:`SLOW_FIXTURES`.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +35,23 @@ def has_ncu() -> bool:
         return False
 
 
+#: The tests' environment, unless the caller's says otherwise (the processes the tests start inherit it): one thread
+#: per torch process, as the judge's and the interpreter's tensors are tiny and two threads a process only spin
+#: against each other on two cores (a course test: 3m54 s of CPU with two, 3m15 s with one); without a GPU, a screen
+#: of 8 launch configurations a round where the screen is not the subject (tests of the screen give their own).
+TEST_ENVIRONMENT = {"OMP_NUM_THREADS": "1", **({} if has_gpu() else {"KERNEL_LAB_SCREEN": "8"})}
+for _name, _value in TEST_ENVIRONMENT.items():
+    os.environ.setdefault(_name, _value)
+
+
+#: fixtures that start such processes for the tests that use them: tests/test_verify.py's hostile cells, judged
+SLOW_FIXTURES = frozenset({"verdicts"})
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     if has_gpu() and has_ncu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU and ncu")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from conftest import run_python
 
 CELL = "# a CUDA cell would call load_inline here\nimport os\nprint('BUILDS', os.environ['TORCH_EXTENSIONS_DIR'])\n"
@@ -24,6 +25,7 @@ def test_cells_get_their_own_build_folder(tmp_path, monkeypatch):
         builds.build_root.cache_clear()
 
 
+@pytest.mark.slow
 def test_the_profiled_cell_builds_in_its_folder(tmp_path):
     cell = tmp_path / "cell.py"
     cell.write_text(CELL)
@@ -34,6 +36,7 @@ def test_the_profiled_cell_builds_in_its_folder(tmp_path):
     assert folder.startswith(str(tmp_path / "ext" / "kernel_lab")) and folder != str(tmp_path / "ext" / "kernel_lab")
 
 
+@pytest.mark.slow
 def test_the_judge_builds_each_version_in_its_folder(tmp_path, monkeypatch):
     from kernel_lab.verify import verify
 

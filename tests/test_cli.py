@@ -10,6 +10,8 @@ from conftest import has_gpu, run_python
 from kernel_lab import samples
 from kernel_lab.models import KINDS
 
+pytestmark = pytest.mark.slow  # every test runs the CLI in its own Python
+
 
 def cli(*args: str):
     return run_python("-m", "kernel_lab.cli", *args)

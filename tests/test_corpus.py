@@ -74,6 +74,7 @@ def test_every_variant_the_search_makes_is_parameter_only_and_its_grid_follows(n
 CPU = [e["name"] for e in INDEX if e.get("cpu_kernel_lab") == "ok"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CPU)
 def test_no_variant_the_screen_passes_is_wrong_on_the_cpu(name):
     """The screen's variants of each corpus cell the interpreter runs, checked against the original on poisoned

@@ -178,6 +178,7 @@ def test_the_bytes_estimate_is_checked_against_the_measured_traffic():
     assert not wrong.correct and f"{measured / 1e6:,.0f} MB" in wrong.parts[0].message and "moved more" in wrong.parts[0].message
 
 
+@pytest.mark.slow
 def test_progress_is_kept_on_disk_and_survives_a_restart(tmp_path):
     course.answer("01_roofline.axpy", kind="memory_bound", metric="dram_pct")
     course.answer("01_roofline.gemm", kind="latency_bound", metric="sm_pct")
@@ -205,6 +206,7 @@ def slow_version(lesson, fix):
     return attempts[0].name if attempts else fix.starter
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(has_gpu(), reason="checks the messages given without a GPU")
 def test_triton_fixes_without_a_gpu_tell_wrong_slow_and_cheating_answers_why():
     """For every Triton fix exercise: a wrong answer, a correct-but-slow one and a cheating one are each told
@@ -238,6 +240,7 @@ def test_triton_fixes_without_a_gpu_tell_wrong_slow_and_cheating_answers_why():
             assert r.status == "passed" and r.score == 100 and "CPU interpreter" in text, where
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(has_gpu(), reason="checks the messages given without a GPU")
 def test_a_new_correct_version_is_checked_on_the_cpu_and_told_speed_cannot_be_measured():
     mine = course.cell("01_roofline", "reference") + "\n\nMY_NOTE = 'my own version'\n"
@@ -314,6 +317,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(has_gpu(), reason="replay mode: on a GPU the notebooks profile live (kernel_lab/course/live.py)")
 def test_every_lesson_notebook_runs_in_replay_mode(tmp_path):
     # Each notebook runs in its own Python (two at a time): nbclients in threads of one process once waited
@@ -368,6 +372,7 @@ def test_on_a_gpu_the_reference_passes_and_wrong_slow_and_cheating_answers_are_t
 FAKE = ROOT / "tests" / "fake_gpu"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(has_gpu(), reason="uses a stand-in GPU and ncu")
 @pytest.mark.parametrize(("version", "status"), [("reference", "passed"), ("attempt_field_loads", "short of the target")])
 def test_the_gpu_path_grades_the_live_profile_and_says_what_it_still_shows(version, status, monkeypatch, tmp_path):

@@ -89,6 +89,7 @@ def test_without_the_notebooks_start_says_where_they_ship(tmp_path, monkeypatch)
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_the_command_line_copies_and_says_where(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "kernel_lab.course", str(tmp_path / "c")], capture_output=True, text=True, check=False

@@ -182,6 +182,7 @@ def test_two_perfect_diagnoses_score_100_not_a_share_of_the_course():
     assert "10/100" not in str(p) and "score 100/100 on the 2 graded" in p._repr_html_()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(has_gpu(), reason="checks the progress kept without a GPU")
 def test_a_fix_checked_without_a_gpu_counts_its_correctness_and_says_what_needs_one():
     course.answer("01_roofline.axpy", kind="memory_bound", metric="dram_pct")

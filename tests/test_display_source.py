@@ -175,6 +175,7 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not chromium(), reason="Chromium not installed (scripts/setup.sh installs it)")
 def test_the_html_page_shows_source_indented_left_aligned_and_scrolling_in_its_box(tmp_path):
     playwright = pytest.importorskip("playwright.sync_api")

@@ -10,6 +10,8 @@ from test_notebook import execute, outputs
 
 from kernel_lab import samples
 
+pytestmark = pytest.mark.slow  # every test runs the CLI or a notebook kernel
+
 SYNTAX_ERROR = "import torch\n\ndef run(x:\n    return x\n"
 NO_CONVENTION = "import torch\n\nx = torch.ones(4)\nprint(x + x)\n"
 ON_CUDA = "import torch\n\ndef make_inputs():\n    return (torch.ones(4, device='cuda'),)\n\ndef run(x):\n    return x + 1\n"

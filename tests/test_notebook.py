@@ -7,6 +7,8 @@ import pytest
 from conftest import ROOT, has_gpu
 from nbclient import NotebookClient
 
+pytestmark = pytest.mark.slow  # every test runs a notebook kernel
+
 
 def execute(nb: nbformat.NotebookNode, allow_errors: bool = False) -> nbformat.NotebookNode:
     NotebookClient(

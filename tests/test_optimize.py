@@ -30,6 +30,7 @@ def fenced(path: Path) -> str:
     return f"Here is the faster version.\n\n```python\n{path.read_text()}```\n\nIt addresses memory_bound: bigger blocks."
 
 
+@pytest.mark.slow
 def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path):
     events = []
     result = kernel_lab.optimize(
@@ -66,6 +67,7 @@ class NoSleep:
         return [Candidate(context.source.replace("time.sleep(0.04)", "pass"), "no sleep", "latency_bound", "no-sleep")]
 
 
+@pytest.mark.slow
 def test_replay_mode_stops_after_one_round_when_it_found_a_faster_version(tmp_path):
     result = kernel_lab.optimize(CELLS / "slow_ref.py", rounds=3, candidates=1, root=tmp_path, replay=REPLAY, rewriter=NoSleep())
     assert result.best.number == 1 and result.stopped.startswith("replay mode: one round only")
@@ -83,6 +85,7 @@ class BlockAndCode:
         return [Candidate(made, "1024-element blocks", "latency_bound", "block-and-code")]
 
 
+@pytest.mark.slow
 def test_a_round_whose_fastest_version_waits_for_confirmation_says_so(tmp_path):
     tiny = (CELLS / "sized_add_ref.py").read_text().replace("1024),)", "16),)").replace("BLOCK=1024", "BLOCK=16")
     result = kernel_lab.optimize(tiny, rounds=1, candidates=1, root=tmp_path, replay=REPLAY, rewriter=BlockAndCode())
@@ -92,6 +95,7 @@ def test_a_round_whose_fastest_version_waits_for_confirmation_says_so(tmp_path):
     assert "v001 is correct" in result.stopped and "result.confirm(1)" in result.stopped
 
 
+@pytest.mark.slow
 def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
     events = []
     with OpenAIServer() as server:
@@ -118,6 +122,7 @@ def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
     assert len(server.requests) == 3  # the prose-only answer was asked for, and skipped
 
 
+@pytest.mark.slow
 def test_cli_optimize_in_replay_mode(tmp_path):
     proc = run_python(
         "-m",
@@ -137,6 +142,7 @@ def test_cli_optimize_in_replay_mode(tmp_path):
     assert "REPLAYING" in proc.stderr and "v001" in proc.stdout and "Replay mode" in proc.stdout
 
 
+@pytest.mark.slow
 def test_optimize_magic_in_a_real_kernel(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
@@ -166,6 +172,7 @@ def test_summary_shows_before_after_when_both_versions_were_profiled(tmp_path):
     assert '<table class="diff"' in html and "v001" in html
 
 
+@pytest.mark.slow
 def test_a_bottleneck_out_of_the_searchs_reach_is_named(tmp_path):
     result = kernel_lab.optimize(
         CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("uncoalesced_global")
@@ -245,6 +252,7 @@ class EveryCell(ReplayProfiler):
         return super().collect(cell, settings, on_progress, output)
 
 
+@pytest.mark.slow
 def test_the_loop_profiles_only_what_its_next_decision_needs(tmp_path):
     profiler = EveryCell(samples.report("small_grid"))  # at 7% of the DRAM roof
     events = []
@@ -261,6 +269,7 @@ def test_the_loop_profiles_only_what_its_next_decision_needs(tmp_path):
     assert (s.folder(best) / "profile.ncu-rep").is_file() and s.versions[1].top_bottleneck in (None, "small_grid")
 
 
+@pytest.mark.slow
 def test_a_version_near_its_roof_by_the_judges_times_is_not_profiled_until_it_is_the_best(tmp_path):
     profiler = EveryCell(samples.report("memory_bound"))  # at 88% of the DRAM roof: short of the 90% stop
     events = []

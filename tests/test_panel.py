@@ -16,6 +16,8 @@ from jupyter_client.manager import start_new_kernel
 
 from kernel_lab.frontend import NO_EXTENSION, TARGET
 
+pytestmark = pytest.mark.slow  # a notebook kernel or the judge's sandboxes
+
 BODY = "def run(x):\n    return x + 1\n"
 FAST = "def run(x):\n    return x + 1  # faster\n"
 HEADER = "%%optimize --rounds 1"

@@ -99,6 +99,7 @@ HEADLESS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not chromium(), reason="Chromium not installed (scripts/setup.sh installs it)")
 def test_html_page_renders_the_roofline_in_a_browser(tmp_path):
     page = tmp_path / "diag.html"

@@ -11,6 +11,8 @@ from conftest import run_python
 
 from kernel_lab.profiling.runner import MARK
 
+pytestmark = pytest.mark.slow  # every test starts the profiling runner
+
 pytest.importorskip("triton")
 
 KERNEL = """

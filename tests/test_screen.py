@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.rewrite import search, space
@@ -37,6 +39,7 @@ def test_only_launch_parameters_of_the_cells_own_kernels_count_as_a_parameter_va
     assert not parameter_only(ADD, "def broken(:\n")
 
 
+@pytest.mark.slow
 def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others():
     launch = launches(ADD)[0]
     right = apply(ADD, launch, {"BLOCK": 2048})
@@ -70,6 +73,7 @@ def test_the_screen_times_right_variants_and_names_what_is_wrong_with_the_others
     assert c.ms is None and "not screened" in c.reason
 
 
+@pytest.mark.slow
 def test_the_screen_times_in_full_only_the_variants_its_quick_look_puts_near_the_fastest(monkeypatch):
     launch = launches(ADD)[0]
     blocks = (16, 1024, 2048)  # 512 programs in the interpreter against 8 and 4: far behind
@@ -248,6 +252,7 @@ def test_a_later_round_measures_only_what_no_earlier_one_did_and_a_slow_reading_
     assert not set(asked[first + 1 :]) & set(asked[:first])
 
 
+@pytest.mark.slow
 def test_optimize_screens_then_judges_only_the_fastest(tmp_path):
     events = []
     result = kernel_lab.optimize(
@@ -266,6 +271,7 @@ def test_optimize_screens_then_judges_only_the_fastest(tmp_path):
     assert all(v.correct for v in versions)  # the finalists still went through the judge
 
 
+@pytest.mark.slow
 def test_processes_started_ahead_serve_the_next_screen_and_judge_once_and_spare_ones_come_back():
     workers.clear()
     workers.ahead({(workers.SCREEN, "screen"): 1, (workers.SANDBOX, "reference"): 1, (workers.SANDBOX, "candidate"): 1}, "cpu")

@@ -62,6 +62,7 @@ def test_ncu_no_kernel_matched_lists_what_ran(fake_gpu, monkeypatch):
     assert err.value.kernels_seen == ["add_kernel"] and "--all-kernels" in str(err.value)
 
 
+@pytest.mark.slow
 def test_ncu_counters_refused_falls_back_to_a_trace_and_says_how_to_enable_them(fake_gpu, monkeypatch):
     profile = collect("refused", monkeypatch)
     assert profile.notes[0] == ENABLE_COUNTERS and "counters were not available" in profile.notes[1]
@@ -103,6 +104,7 @@ def test_a_bad_environment_value_is_one_line():
 # --- bug 2: %config reaches %%optimize's profiling --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_config_ncu_path_launch_count_and_timeout_reach_optimize(fake_gpu, tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
@@ -128,6 +130,7 @@ def fenced(source: str) -> str:
     return f"Faster:\n\n```python\n{source}```\n\nIt addresses memory_bound."
 
 
+@pytest.mark.slow
 def test_cuda_cells_are_described_to_the_llm_as_cuda(tmp_path, monkeypatch):  # bug 1
     monkeypatch.setattr("kernel_lab.profiling.ncu.has_gpu", lambda: True)  # without one, a CUDA cell is refused at once
     with OpenAIServer() as server:
@@ -145,6 +148,7 @@ def test_cuda_cells_are_described_to_the_llm_as_cuda(tmp_path, monkeypatch):  # 
     assert "Language: CUDA C++" in server.requests[0].prompt
 
 
+@pytest.mark.slow
 def test_the_llm_is_told_which_kernel_each_bottleneck_belongs_to(tmp_path):  # bug 4
     with OpenAIServer() as server:
         server.script("No code, sorry.")
@@ -161,6 +165,7 @@ def test_the_llm_is_told_which_kernel_each_bottleneck_belongs_to(tmp_path):  # b
     assert "   kernel: add_kernel" in server.requests[0].prompt
 
 
+@pytest.mark.slow
 def test_a_failing_llm_server_still_gives_a_result_with_every_version(tmp_path):  # bug 5
     with OpenAIServer() as server:
         server.script(*[error(500, "The server had an error", type="server_error")] * 3)
@@ -179,6 +184,7 @@ def test_a_failing_llm_server_still_gives_a_result_with_every_version(tmp_path):
     assert len(result.session.versions) == 1 and "v000" in str(result)
 
 
+@pytest.mark.slow
 def test_the_default_rewriter_is_the_same_from_python_as_from_the_cli(tmp_path, monkeypatch):  # bug 6
     with OpenAIServer() as server:
         monkeypatch.setenv("KERNEL_LAB_MODEL", "test-model")
@@ -193,6 +199,7 @@ def test_the_default_rewriter_is_the_same_from_python_as_from_the_cli(tmp_path, 
 # --- the profiled live kernel: %%profile in place --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_profiled_kernel_profiles_a_cell_in_place_with_the_notebooks_variables(fake_gpu, tmp_path, monkeypatch):
     from kernel_lab.profiling import live
 
@@ -224,6 +231,7 @@ def test_the_profiled_kernel_profiles_a_cell_in_place_with_the_notebooks_variabl
     assert argv[argv.index("-k") + 1] == "regex:^(add_kernel)(<.*)?$"
 
 
+@pytest.mark.slow
 def test_without_a_gpu_the_profiled_kernel_starts_and_says_why(tmp_path, monkeypatch):
     from kernel_lab.profiling import live
 
@@ -238,6 +246,7 @@ def test_without_a_gpu_the_profiled_kernel_starts_and_says_why(tmp_path, monkeyp
     assert "started without Nsight Compute (No NVIDIA GPU is visible" in outputs(nb.cells[0])
 
 
+@pytest.mark.slow
 def test_the_optimize_loops_profiler_starts_each_next_process_ahead_and_runs_the_next_version_there(
     fake_gpu, monkeypatch, tmp_path
 ):
@@ -264,6 +273,7 @@ def test_the_optimize_loops_profiler_starts_each_next_process_ahead_and_runs_the
     assert last.running.proc.wait(timeout=30) is not None and profiler._next is None  # killed (reaped in the background)
 
 
+@pytest.mark.slow
 def test_optimize_after_profile_starts_from_that_profile_and_only_for_the_same_code(fake_gpu, tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [
@@ -281,6 +291,7 @@ def test_optimize_after_profile_starts_from_that_profile_and_only_for_the_same_c
     assert (same / "v000" / "profile.ncu-rep").read_bytes() == samples.report("memory_bound").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_second_profile_in_a_fresh_process_runs_in_the_process_the_first_one_started(fake_gpu, tmp_path):
     marker = tmp_path / "argv.txt"
     cell = ADD.text + f"\nimport sys\nopen({str(marker)!r}, 'a').write(' '.join(sys.argv) + '\\n')\n"

@@ -4,9 +4,12 @@ one GPU; a worker killed mid-task, a suite resumed, the same verdicts on one GPU
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 from collections import defaultdict
 from pathlib import Path
 
@@ -14,6 +17,8 @@ import pytest
 
 from kernel_lab import samples
 from kernel_lab.suite import MEASUREMENTS, optimize_suite
+
+pytestmark = pytest.mark.slow  # Ray, its workers and the judge's sandboxes
 
 ray = pytest.importorskip("ray")
 CELLS = Path(__file__).parent / "cells"
@@ -35,9 +40,36 @@ def make_inputs(*args):
 
 
 def start(gpus: int) -> None:
+    """A local Ray instance declaring ``gpus`` (fake) GPUs. Ray waits 30 s for its node to register (a constant in
+    its code) and a busy machine can take longer: then the processes that start made are ended and it starts again."""
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, num_gpus=gpus, include_dashboard=False, log_to_driver=False)
+    for tries in range(1, 4):
+        before = _descendants()
+        try:
+            ray.init(num_cpus=2, num_gpus=gpus, include_dashboard=False, log_to_driver=False)
+            return
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or tries == 3:
+                raise
+            for pid in _descendants() - before:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def _descendants() -> set[int]:
+    """The ids of this process's children, theirs, and so on (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    found, todo = set(), [os.getpid()]
+    while todo:
+        of = todo.pop()
+        children = [pid for pid, parent in parents.items() if parent == of]
+        found.update(children)
+        todo += children
+    return found
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ def words(text: str) -> str:
     return " ".join(text.split())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tensor_cores_unused", "uncoalesced_global", "bf16_gemm"])
 def test_diagnose_fits_100_columns_and_breaks_only_between_words(name):
     proc = run_python("-m", "kernel_lab.cli", "diagnose", str(samples.report(name)), env={"COLUMNS": "100"})

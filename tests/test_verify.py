@@ -11,7 +11,9 @@ references in parallel; the tests then assert on the verdicts.
 from __future__ import annotations
 
 import math
+import os
 import re
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,6 +50,11 @@ TINY_BLOCK = source("sized_add_ref").replace("1024),)", "16),)").replace("BLOCK=
 BLOCK_MADE_RIGHT = source("sized_add_ref")
 #: as fast, with code changed beside the launch (the output made with torch.empty instead of torch.empty_like)
 BLOCK_AND_CODE = BLOCK_MADE_RIGHT.replace("torch.empty_like(x)", "torch.empty(x.shape, dtype=x.dtype, device=x.device)")
+#: flush_work, telling on itself: each timed call it answers with work done in a flush is written to this file
+FLUSH_SERVED = Path(tempfile.gettempdir()) / f"kernel_lab_flush_served_{os.getpid()}"
+FLUSH_WORK = source("flush_work").replace(
+    "        return ready\n", f"        open({str(FLUSH_SERVED)!r}, 'a').write('served\\n')\n        return ready\n"
+)
 
 #: (reference, timed, verify timeout) -> {case: candidate cell name or source}
 GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
@@ -100,7 +107,7 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "address_cache": "address_cache",
         "switch_when_timed": "switch_when_timed",
         "timed_beside_hostile": "sized_add_ref",
-        "flush_work": "flush_work",
+        "flush_work": FLUSH_WORK,
         "one_call_does_all": "one_call_does_all",
         "forked_worker": "forked_worker",
     },
@@ -167,6 +174,7 @@ def blocked(v: Verdict, words: str) -> bool:
 # --- honest candidates pass, with nothing held against them ----------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_judge_started_with_prepare_makes_the_references_results_before_the_first_candidate():
     with Judge(source("add_ref"), Options(timeout=120.0), "cpu", time=False) as judge:
         judge.start(prepare=True)
@@ -177,6 +185,7 @@ def test_a_judge_started_with_prepare_makes_the_references_results_before_the_fi
         assert judge.reference.launched is not None
 
 
+@pytest.mark.slow
 def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a_time(monkeypatch):
     from kernel_lab.verify import timing
 
@@ -188,6 +197,7 @@ def test_a_round_timed_in_batches_where_the_gpus_memory_holds_one_candidate_at_a
     assert not cheat.correct and "right answers only when checked" in cheat.reason
 
 
+@pytest.mark.slow
 def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candidate_and_stops_it_on_close():
     judge = Judge(source("add_ref"), Options(timeout=120.0), "cpu")
     judge.start()
@@ -201,6 +211,7 @@ def test_a_judge_started_ahead_has_the_reference_loaded_before_the_first_candida
     assert judge.reference.worker is None and not judge._spare and reference.proc.returncode is not None
 
 
+@pytest.mark.slow
 def test_a_judge_closed_while_its_reference_still_loads_stops_it_once_loaded():
     judge = Judge(source("add_ref"), Options(timeout=120.0), "cpu")
     judge.start()
@@ -233,6 +244,7 @@ threading.Thread(target=_spoil).start()
 """
 
 
+@pytest.mark.slow
 def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_writes_meanwhile_reaches_no_other(tmp_path):
     log = tmp_path / "order.log"
 
@@ -253,6 +265,7 @@ def test_candidates_load_while_the_reference_makes_its_inputs_and_what_one_write
     assert spoiler.correct, spoiler.reason  # its own answers are right: its inputs are its own copies
 
 
+@pytest.mark.slow
 def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone(tmp_path):
     def out_of_memory(mark: Path, times: int) -> str:
         """add_fast, whose first ``times`` processes run out of memory on their first call."""
@@ -532,7 +545,10 @@ def test_a_candidate_timed_in_one_round_with_hostile_ones_keeps_its_own_timings(
 
 def test_work_done_in_the_judges_cache_flush_before_a_timed_call_gains_nothing(verdicts):
     v = verdicts["flush_work"]  # patches Tensor.zero_ to add ahead, in the flush, out of the timed window
-    assert not v.correct or (v.timing is not None and v.timing.speedup < 1.5), (v.reason, v.timing)
+    # asked of the candidate, not of its speed: other work on the machine moves the speed-up of the very same code
+    # by half either way (0.69x and 1.55x seen on two cores)
+    assert not FLUSH_SERVED.exists(), "timed calls were answered with work done in the judge's flush"
+    assert not v.correct or v.timing is not None, v.reason
 
 
 def test_a_cache_keyed_on_addresses_is_caught_during_timing(verdicts):
@@ -546,9 +562,19 @@ def test_threads_left_running_are_waited_for_and_flagged(verdicts):
 
 
 def test_a_slowdown_on_another_shape_is_flagged(verdicts):
-    v = verdicts["slow_small_shapes"]
-    assert blocked(v, "slower than the reference on shape (4096,)")
-    assert {t.shape for t in v.shapes} == {(8192,), (4096,)} and v.timing.shape == (8192,)
+    v = verdicts["slow_small_shapes"]  # 4096-element blocks, and a 50 ms sleep per call on the small shape
+    assert v.correct and {t.shape for t in v.shapes} == {(8192,), (4096,)} and v.timing.shape == (8192,)
+    assert next(t for t in v.shapes if t.shape == (4096,)).candidate_ms >= 50  # the sleep is timed, however busy
+    # held against it as the check decides on what was timed: on the interpreter the large shape gains 1.36x, which
+    # other work on the machine can hide (then nothing is held against it)
+    warning, _ = slower_shapes(v.shapes)
+    assert [w for w in v.warnings if w.kind == "slower_shape"] == ([warning] if warning else [])
+    # as the judge timed it here once (medians 16.8 and 12.3 ms, 8.6 and 53.4 ms): held against it
+    headline = Timing.from_samples([16.5, 16.8, 17.1] * 4, [12.1, 12.3, 12.6] * 4, (8192,))
+    small = Timing.from_samples([8.4, 8.6, 8.8] * 5, [53.1, 53.4, 53.8] * 5, (4096,))
+    warning, note = slower_shapes((headline, small))
+    assert note is None and warning is not None
+    assert "6.21× slower than the reference on shape (4096,), though 1.37× faster on (8192,)" in warning.text
 
 
 def test_a_slowdown_of_kernels_far_shorter_than_their_launch_is_noted_not_held_against_the_candidate():
@@ -865,6 +891,7 @@ SCALED_WRONG = SCALED_REF.replace("(x * alpha)", "(x * 2.0)")
 UNSENDABLE_REF = SCALED_REF.replace('(3, "rows")', "object()").replace("assert tag", "# assert tag")
 
 
+@pytest.mark.slow
 def test_numbers_dtypes_and_tuples_among_the_inputs_reach_each_candidate_as_made():
     with Judge(SCALED_REF, Options(timeout=120.0), "cpu", time=False) as judge:
         right, wrong = judge.check_many([SCALED_REF, SCALED_WRONG])
@@ -872,6 +899,7 @@ def test_numbers_dtypes_and_tuples_among_the_inputs_reach_each_candidate_as_made
     assert not wrong.correct and "differs" in wrong.reason, wrong.reason
 
 
+@pytest.mark.slow
 def test_an_input_that_cannot_travel_is_named():
     v = verify(UNSENDABLE_REF, UNSENDABLE_REF, device="cpu", time=False)
     assert not v.correct and "make_inputs returned an input of type object" in v.reason, v.reason

@@ -62,6 +62,7 @@ def show(page, body: str) -> None:
     page.set_content(f"<!DOCTYPE html><html><body style='margin: 10px'><div style='width: {BOX}px'>{body}</div></body></html>")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(results()))
 def test_the_summary_table_fits_a_laptop_s_notebook_and_the_rest_is_a_click_away(page, name):
     result = results()[name]
@@ -83,6 +84,7 @@ def test_the_roofline_column_says_the_chart_s_figure():
         assert f"<td class='roof_pct'>{r.label().removeprefix('no floating-point work; ').removeprefix('at ')}</td>" in cells
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chart", ["lesson 1", "lesson 1 fix", "lesson 6 naive", "bf16 GEMM"])
 def test_no_label_of_the_roofline_leaves_the_plot(page, chart):
     fig = {
