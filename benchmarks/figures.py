@@ -1,4 +1,5 @@
-"""Render the README's roofline figures from the H100 sample reports (needs `pip install kaleido`).
+"""Render the README's roofline figures from the H100 sample reports (needs `pip install "kaleido>=1"`, which
+draws with a Chromium: `BROWSER_PATH=/usr/bin/chromium` where it is not found).
 
 python benchmarks/figures.py [OUT_DIR]   # default docs/
 """

@@ -71,7 +71,14 @@ class VersionTable:
         return out
 
     def __str__(self) -> str:
-        head = ("version", "time", f"vs {self.rows[0].version}" if self.rows else "", "roof", "DRAM traffic", "top bottleneck")
+        head = (
+            "version",
+            "time",
+            f"vs {self.rows[0].version}" if self.rows else "",
+            "roof (problem's work)",
+            "DRAM traffic",
+            "top bottleneck",
+        )
         rows = [head, *self._cells()]
         widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
@@ -82,7 +89,7 @@ class VersionTable:
     @boxed
     def _repr_html_(self) -> str:
         head = f"<tr><th>version</th><th>time</th><th>vs {html.escape(self.rows[0].version) if self.rows else ''}</th>"
-        head += "<th>share of the roof</th><th>DRAM traffic</th><th>top bottleneck</th></tr>"
+        head += "<th>share of the roof (counting the problem's work)</th><th>DRAM traffic</th><th>top bottleneck</th></tr>"
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self._cells())
         return f"<table class='text'>{head}{body}</table><p><small>Recorded on the {html.escape(self.rows[0].device) if self.rows else 'GPU'}.</small></p>"
 

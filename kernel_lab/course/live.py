@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         checks = "; ".join(
             f"{c['status']} {c['score']}"
             + (f", {c['speedup']:.2f}x" if c["speedup"] else "")
-            + (f", {c['roof_fraction']:.0%} of roof" if c["roof_fraction"] else "")
+            + (f", {c['roof_fraction']:.0%} of the roof (problem's work)" if c["roof_fraction"] else "")
             for c in r["checks"]
         )
         print(f"{r['lesson']:20s} {profiled[:80]:80s} {checks}")
