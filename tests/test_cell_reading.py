@@ -169,3 +169,26 @@ def test_the_prompt_section_and_the_round_summary_carry_the_reading(h200):
     assert section.startswith("## The whole cell") and "1.9×" in section and "`fusion`" in section and "x_ptr" in section
     line = cell.summary_line(r)
     assert "\n" not in line and line.startswith("cell: 3 launches, 1.9× its least traffic") and "fusion" in line
+
+
+class Nothing:
+    """A rewriter (the plug-in protocol) with no idea: the round ends after its diagnosis."""
+
+    name = "nothing"
+    cannot_fix = frozenset()
+
+    def propose(self, context, n=1):
+        return []
+
+
+@pytest.mark.slow
+def test_each_round_of_optimize_says_the_whole_cells_reading(h200, tmp_path):
+    cells = Path(__file__).parent / "cells" / "whole"
+    small = tmp_path / "softmax_three_pass.py"  # the recorded cell, made small enough for the interpreter
+    small.write_text((cells / "softmax_three_pass.py").read_text().replace("rows=8192, cols=4096", "rows=8, cols=128"))
+    events = []
+    kernel_lab.optimize(
+        small, rounds=1, root=tmp_path, replay=h200("softmax_three_pass"), rewriter=Nothing(), on_event=events.append
+    )
+    notes = [e.message for e in events if e.state == "note"]
+    assert any(n.startswith("round 1: cell: 3 launches, 1.9× its least traffic") and "fusion" in n for n in notes), notes

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel_lab.analysis import cell
 from kernel_lab.cells import CellSource, language
 from kernel_lab.errors import KernelLabError
 from kernel_lab.loop.roof import carried, near_roof, ranked, roof_note
@@ -167,6 +168,8 @@ def diagnose(state: State, parts: Parts) -> Stop | None:
         said = f"round {state.round}: REPLAYING the recorded report {state.profile.origin} instead of profiling {current.label}"
         said += f", and {state.profile.mismatch}" if state.profile.mismatch else ""
         say(Event(f"{said} (no GPU used)", state.round, current.label, "profiling"))
+    if (reading := cell.read(state.profile)) is not None:
+        say(Event(f"round {state.round}: {cell.summary_line(reading)}", state.round, current.label, "note"))
     state.bottlenecks = ranked(state.profile)
     current.top_bottleneck = state.bottlenecks[0][1].kind if state.bottlenecks else None
     state.session.save(current)
