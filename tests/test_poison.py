@@ -15,8 +15,9 @@ def test_a_block_an_earlier_call_filled_is_poisoned_before_the_next_call_gets_it
     del left
     poison(torch.device("cpu"), {n * 4})
     handed = torch.empty(n)
-    # nothing the earlier call left; NaN but where malloc keeps its own bookkeeping in a freed block (16 bytes)
-    assert not (handed == 1.5).any() and int(handed.isnan().sum()) >= n - 4
+    # nothing the earlier call left; NaN but where malloc keeps its own bookkeeping in a freed block (16 to 32 bytes
+    # seen, by what the process allocated before: up to 256 allowed)
+    assert not (handed == 1.5).any() and int(handed.isnan().sum()) >= n - 64
 
 
 @pytest.mark.gpu
