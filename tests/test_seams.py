@@ -225,6 +225,7 @@ def test_the_profiled_kernel_profiles_a_cell_in_place_with_the_notebooks_variabl
     NotebookClient(nb, timeout=300, kernel_name=live.KERNEL_NAME).execute()
     shown = outputs(nb.cells[1])
     assert "Profiled in place in this kernel" in shown and "add_kernel" in shown and "memory_bound" in shown
+    assert "Whole cell: 1 launch" in shown  # the launch was recorded beside the cut report, and read with it
     assert "source read: True" in outputs(nb.cells[2])
     argv = json.loads(fake_gpu.read_text())  # the cut: this cell's range out of the kernel's growing report
     assert argv[:1] == ["-i"] and argv[argv.index("--nvtx-include") + 1] == "kernel_lab_live@profile/cell_1/"

@@ -137,7 +137,7 @@ class Recorder:
 
     @contextmanager
     def recording(self) -> Iterator[None]:
-        self._on = True
+        self.launches, self._on = [], True
         try:
             yield
         finally:

@@ -29,7 +29,7 @@ from kernel_lab import processes
 from kernel_lab.cells import CellSource, kernel_names
 from kernel_lab.errors import KernelLabError, NcuNotFoundError, NoGpuError, ProfilingError
 from kernel_lab.models import Profile
-from kernel_lab.profiling import report
+from kernel_lab.profiling import launches, report
 from kernel_lab.profiling.base import OnProgress
 from kernel_lab.profiling.ncu import kernel_filter, ncu_version, preflight
 from kernel_lab.profiling.sections import DEFAULT_SECTIONS, EXTRA_METRICS
@@ -42,6 +42,7 @@ DOMAIN, RANGE = "kernel_lab_live", "profile"
 KERNEL_NAME, DISPLAY_NAME = "kernel-lab-profiled", "Python 3 (Kernel Lab, profiled)"
 SWITCH = f"switch the notebook's kernel to '{DISPLAY_NAME}' (install it once with `kernel-lab install-kernel`)"
 _cells = itertools.count(1)
+_recorder: launches.Recorder | None = None  # made at the first profiled cell: it watches Triton's launches
 
 
 def command(ncu: str, report_base: Path, program: list[str]) -> list[str]:
@@ -134,17 +135,21 @@ class LiveProfiler:
         inputs = make() if conventional and make is not None else ()
         if conventional and run is not None:
             run(*inputs)  # warm-up: compilation and autotuning stay outside the range
-        with _nvtx_range(name):
+        global _recorder
+        _recorder = _recorder or launches.Recorder()
+        returned = None
+        with _nvtx_range(name), _recorder.recording():
             if conventional and run is not None:
-                run(*inputs)
+                returned = run(*inputs)
             else:
                 with contextlib.redirect_stdout(io.StringIO()):  # the cell already printed once
                     exec(code, self.namespace)  # noqa: S102
-        return self._cut(name, cell, settings, output)
-
-    def _cut(self, name: str, cell: CellSource, settings: Settings, output: Path | None) -> Profile:
-        ncu, growing = os.environ.get(NCU_ENV, "ncu"), os.environ[REPORT_ENV]
         part = Path(output) if output else Path(tempfile.mkdtemp(prefix="kernel_lab_")) / f"{name}.ncu-rep"
+        launches.save(_recorder.record(inputs, returned), launches.record_path(part))  # read back with the report
+        return self._cut(name, cell, settings, part)
+
+    def _cut(self, name: str, cell: CellSource, settings: Settings, part: Path) -> Profile:
+        ncu, growing = os.environ.get(NCU_ENV, "ncu"), os.environ[REPORT_ENV]
         cmd = [ncu, "-i", growing, "--nvtx-include", f"{DOMAIN}@{RANGE}/{name}/"]  # (--nvtx is refused with -i)
         names = kernel_names(cell.text)
         if settings.kernel_filter:
