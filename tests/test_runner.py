@@ -135,3 +135,25 @@ def test_the_profiled_run_is_recorded_launch_by_launch_with_its_tensors(tmp_path
     # the first launch's output is the second's input: one storage
     assert first.tensors()["out"].storage == second.tensors()["x"].storage == second.tensors()["x"].storage
     assert second.tensors()["out"].storage == got.outputs[0].storage and got.outputs[0].nbytes == 4000
+
+
+def test_the_trace_profiler_records_the_cells_launches_beside_its_trace(tmp_path, monkeypatch):
+    """The fall-back when counters are refused: its profile carries the launch record, as ncu's does, so that the
+    whole-cell reading (with its gaps measured from the trace) and lifting work on it."""
+    from kernel_lab.cells import CellSource
+    from kernel_lab.profiling.trace import TraceProfiler
+    from kernel_lab.settings import Settings
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    cell = KERNEL + dedent("""
+        def make_inputs():
+            return torch.randn(1000), torch.randn(1000)
+        def run(x, y):
+            out = torch.empty_like(x)
+            add_kernel[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)
+            return out
+    """)
+    profile = TraceProfiler().collect(CellSource(cell), Settings(), output=tmp_path / "profile.ncu-rep")
+    assert profile.record is not None
+    (launch,) = profile.record.launches  # the profiled call's, not the warm-up's
+    assert (launch.kernel, launch.grid, dict(launch.args)["BLOCK"]) == ("add_kernel", (4,), 256)

@@ -20,6 +20,7 @@ from kernel_lab import metrics as M
 from kernel_lab.cells import CellSource, kernel_names
 from kernel_lab.errors import ProfilingError, ReportError
 from kernel_lab.models import Kernel, Profile
+from kernel_lab.profiling import launches
 from kernel_lab.profiling.base import OnProgress
 from kernel_lab.profiling.runner import CELL_ERROR_EXIT, cell_error, profiling_env
 from kernel_lab.settings import Settings
@@ -115,7 +116,8 @@ def load(
             f"{gpu.name} (compute capability {cc}) is not in Kernel Lab's hardware table: theoretical"
             " occupancy and waves are not computed."
         )
-    return Profile(kernels=kernels, origin=str(path), collector=collector, notes=tuple(notes))
+    record = launches.load(launches.record_path(path))  # what the traced run launched, when it was recorded
+    return Profile(kernels=kernels, origin=str(path), collector=collector, notes=tuple(notes), record=record)
 
 
 class TraceProfiler:
@@ -135,7 +137,8 @@ class TraceProfiler:
         if cell.path is None:
             path.write_text(cell.text)
         out = Path(output).with_suffix(".trace.json") if output else workdir / "profile.trace.json"
-        cmd = [sys.executable, "-m", "kernel_lab.profiling.runner", str(path), "--trace", str(out)]
+        record = launches.record_path(out)  # read back by load(): the whole-cell reading, with gaps measured
+        cmd = [sys.executable, "-m", "kernel_lab.profiling.runner", str(path), "--trace", str(out), "--record", str(record)]
         if not settings.warmup:
             cmd.append("--no-warmup")
         done = processes.run(cmd, env=profiling_env(), timeout=settings.timeout)
