@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
+import functools
 import inspect
 import os
 import sys
@@ -40,6 +42,7 @@ from kernel_lab.verify.inputs import LAYOUT_WORDS, VARIANTS
 from kernel_lab.verify.timed import batch_timer, children
 
 POISON_BYTES = {"cuda": 256 << 20, "cpu": 16 << 20}
+M_PERTURB = -6  # glibc mallopt: fill what malloc hands out with the complement of the low byte, what it frees with it
 _sync_cuda = getattr(torch._C, "_cuda_synchronize", None)  # taken before any cell loads
 
 
@@ -116,10 +119,12 @@ def poison(device: torch.device, sizes: set[int]) -> None:
     and the allocator hands the next request of its size that block, holding what an earlier call left there
     (a variant that writes a quarter of its output would "match"). Then one large block (split for tensors over
     1 MB) and small-pool blocks, several of each size up to 1 MB seen so far, for what comes from new segments.
-    On the CPU (malloc, no cache) several blocks of each size seen so far, up to malloc's 32 MB mmap threshold:
-    best effort, small tensors may still get unpoisoned memory.
+    On the CPU, glibc's malloc fills every block it hands out from then on (:func:`_perturb_malloc`; where that
+    cannot be had, several blocks of each size seen so far, up to malloc's 32 MB mmap threshold: best effort).
     """
     cuda = device.type == "cuda"
+    if not cuda and _perturb_malloc():
+        return
     big = POISON_BYTES.get(device.type, POISON_BYTES["cpu"])
     held: list[torch.Tensor] = []
     if cuda:
@@ -133,6 +138,17 @@ def poison(device: torch.device, sizes: set[int]) -> None:
     for block in blocks:
         block.fill_(0xFF)
     del blocks, held
+
+
+@functools.cache
+def _perturb_malloc() -> bool:
+    """Whether glibc's malloc now fills each block it hands out with 0xFF (NaN in every float dtype) and each block
+    freed with zeros (``mallopt(M_PERTURB, 0x100)``, once per process): no tensor made on the CPU holds what an
+    earlier one left, but for the few bytes of malloc's own bookkeeping in a small block."""
+    try:
+        return bool(ctypes.CDLL(None).mallopt(M_PERTURB, 0x100))
+    except (OSError, AttributeError):  # not glibc
+        return False
 
 
 def _cached_free(device: torch.device) -> list[int]:
