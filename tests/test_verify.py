@@ -424,7 +424,9 @@ def test_value_variants_catch_overflow_and_a_forgotten_cap(verdicts, case, varia
 
 def test_a_large_common_offset_catches_a_one_pass_variance(verdicts):
     v = verdicts["one_pass_variance"]
-    assert not v.correct and "values shifted by +1000" in v.reason, v.reason
+    # the +1000 set catches it for sure; the -3 set, checked before it, does when its draw loses a digit more
+    # (E[x^2] - E[x]^2 = 10 - 9: seen both ways, 20.9x the reference's error at -3 once)
+    assert not v.correct and ("values shifted by +1000" in v.reason or "values shifted by -3" in v.reason), v.reason
 
 
 def test_strided_and_column_major_inputs_catch_a_kernel_that_ignores_strides(verdicts):
