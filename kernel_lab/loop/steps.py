@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from kernel_lab.models import Bottleneck, Profile
 from kernel_lab.profiling import Profiler, start_ahead
 from kernel_lab.rewrite import cannot_fix, why_nothing
 from kernel_lab.rewrite.base import Attempt, Candidate, Explored, Exploring, RewriteContext, Rewriter
+from kernel_lab.rewrite.harness import keep_harness
 from kernel_lab.session import Session, Version, speed
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judging, Verdict
@@ -255,8 +256,11 @@ def _explored(context: RewriteContext, state: State, parts: Parts) -> Explored:
 
 
 def judge(state: State, parts: Parts, proposals: list[Candidate]) -> list[Version]:
-    """Every candidate a version; the judge's verdicts recorded in them, each said as it comes."""
+    """Every candidate a version, with the user's harness (:mod:`kernel_lab.rewrite.harness`); the judge's verdicts
+    recorded in them, each said as it comes."""
     session, round_, say = state.session, state.round, parts.say
+    kept = [keep_harness(session.original.source, c.source) for c in proposals]
+    proposals = [replace(c, source=k.source) for c, k in zip(proposals, kept)]
     made = [
         session.add(
             c.source,
@@ -268,8 +272,18 @@ def judge(state: State, parts: Parts, proposals: list[Candidate]) -> list[Versio
         )
         for c in proposals
     ]
-    for version, candidate in zip(made, proposals):
+    for version, candidate, k in zip(made, proposals, kept):
         say(Event(f"round {round_}: {version.label} proposed: {candidate.explanation}", round_, version.label, "proposed"))
+        if k.changed or k.dropped:
+            names = ", ".join((*k.changed, *k.dropped))
+            say(
+                Event(
+                    f"round {round_}: {version.label} keeps your {names} (the candidate had changed them)",
+                    round_,
+                    version.label,
+                    "note",
+                )
+            )
 
     def judging(index: int, step: str) -> None:
         say(Event(f"round {round_}: {made[index].label} {step}", round_, made[index].label, step))
