@@ -164,17 +164,28 @@ def test_several_blocks_take_the_one_defining_run(server: OpenAIServer) -> None:
 
 
 def test_truncated_answer_that_compiles_is_taken(server: OpenAIServer) -> None:
-    server.script(answer(f"Faster:\n```python\n{GOOD}", finish_reason="length"))
+    server.script(answer(f"Faster:\n```python\n{GOOD}", finish_reason="length"), answer("", finish_reason="length"))
     [candidate] = rewriter(server).propose(CONTEXT)
     assert candidate.source == GOOD and candidate.explanation == "Faster:"
     assert candidate.answers == "uncoalesced_global"  # none named: the top bottleneck
 
 
+def test_a_cut_answer_is_asked_to_continue_once(server: OpenAIServer) -> None:
+    half = GOOD.index("def make_inputs")
+    server.script(answer(f"Faster:\n```python\n{GOOD[:half]}", finish_reason="length"), answer(f"{GOOD[half:]}```\n"))
+    [candidate] = rewriter(server).propose(CONTEXT)
+    assert candidate.source == GOOD and len(server.requests) == 2
+    went_on = server.requests[1].body["messages"]
+    assert went_on[-2] == {"role": "assistant", "content": f"Faster:\n```python\n{GOOD[:half]}"}
+    assert "Continue exactly where it stopped" in went_on[-1]["content"]
+
+
 def test_truncated_answer_that_does_not_compile_is_incomplete(server: OpenAIServer) -> None:
-    server.script(answer("Faster:\n```python\n" + GOOD[: GOOD.index("return out")] + "return (out", finish_reason="length"))
+    cut = "Faster:\n```python\n" + GOOD[: GOOD.index("return out")] + "return (out"
+    server.script(answer(cut, finish_reason="length"), answer("", finish_reason="length"))
     with pytest.raises(RewriteError, match="incomplete") as info:
         rewriter(server).propose(CONTEXT)
-    assert info.value.reason == "answer" and "\n" not in str(info.value)
+    assert info.value.reason == "answer" and "\n" not in str(info.value) and len(server.requests) == 2  # continued once
 
 
 @pytest.mark.parametrize("text", ["I would need to see the profiler output first.", "§§ garbage ~~ 0x7f"])
