@@ -14,7 +14,7 @@ from kernel_lab.models import Bottleneck, RuleResult, SourceLine
 from kernel_lab.rewrite.answers import AnswerError, split_answer
 from kernel_lab.rewrite.base import Attempt, Candidate, RewriteContext
 from kernel_lab.rewrite.llm import LLMRewriter, RewriteError
-from kernel_lab.rewrite.prompts import SYSTEM_PROMPT, build_messages
+from kernel_lab.rewrite.prompts import build_messages, system_prompt
 from kernel_lab.samples import cell
 from kernel_lab.settings import Settings
 
@@ -215,7 +215,7 @@ def test_request_carries_the_cell_bottlenecks_device_and_history(server: OpenAIS
     assert request.body["stream"] is True and request.body["temperature"] == 0.3 and request.body["model"] == MODEL
     assert request.body["messages"] == build_messages(CONTEXT) == build_messages(CONTEXT)  # deterministic
     system, user = (m["content"] for m in request.body["messages"])
-    assert system == SYSTEM_PROMPT
+    assert system == system_prompt("triton") and "Triton:" in system and "load_inline" not in system
     for rule in ("whole cell", "make_inputs", "same function", "dtype and shape", "library", "```python", "bottleneck kind"):
         assert rule in system
     for fact in (

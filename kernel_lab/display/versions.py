@@ -40,11 +40,13 @@ def text(result: OptimizeResult) -> str:
     if why := s.why_best():  # read now: the user may have rejected a version since the run
         lines += wrap(why)
     lines += [line for n in (*result.notes, *_warnings(result)) for line in wrap(f"! {n}", "", "  ")]
+    cost = f" Asking the model: {result.spent.text()}." if result.spent is not None else ""
     if best is s.original:
-        lines.append("No verified version was faster than the original; the original is kept.")
+        lines += wrap("No verified version was faster than the original; the original is kept." + cost)
     else:
         lines += wrap(
-            f"Best: {best.label}, {speed(best)} faster, correct on every check; its source is {s.folder(best) / 'cell.py'}. Diff:"
+            f"Best: {best.label}, {speed(best)} faster, correct on every check;{cost} its source is"
+            f" {s.folder(best) / 'cell.py'}. Diff:"
         )
         lines += difflib.unified_diff(s.original.source.splitlines(), best.source.splitlines(), "v000", best.label, lineterm="")
     return "\n".join(lines)
@@ -172,5 +174,7 @@ def html(result: OptimizeResult) -> str:
             f"<p><b>Best: {best.label}, {escape(speed(best))} faster</b>, correct on every check. {escape(best.explanation)}"
             " <code>_.apply()</code> puts it in a new cell below (your cell is not changed).</p>"
         )
+    if result.spent is not None:
+        verdict += f"<p>Asking the model: {escape(result.spent.text())}.</p>"
         diff = diff_table(s.original.source, best.source, ("v000 (original)", best.label))
     return f"{STYLE}{DIFF_STYLE}{header(result)}<div class='kl'>{verdict}{diff}</div>{before_after(result)}"

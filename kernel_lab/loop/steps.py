@@ -15,13 +15,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kernel_lab.analysis.cell import prompt_section, read
 from kernel_lab.cells import CellSource, language
 from kernel_lab.errors import KernelLabError
-from kernel_lab.loop.roof import carried, near_roof, ranked, roof_note
+from kernel_lab.loop.roof import carried, near_roof, ranked, reached, roof_note
 from kernel_lab.models import Bottleneck, Profile
 from kernel_lab.profiling import Profiler, start_ahead
 from kernel_lab.rewrite import cannot_fix, why_nothing
 from kernel_lab.rewrite.base import Attempt, Candidate, Explored, Exploring, RewriteContext, Rewriter
+from kernel_lab.rewrite.budget import Budget
 from kernel_lab.rewrite.harness import keep_harness
 from kernel_lab.session import Session, Version, speed
 from kernel_lab.settings import Settings
@@ -44,6 +46,7 @@ STOPS = {
     "screened": "{rewriter} screened {count} around {version} (in this round or earlier ones): none untried was faster",
     "nothing_to_propose": "{rewriter} had nothing more to propose for {kind}{why}",
     "nothing_faster": "round {round} found nothing faster than {version}{waiting}",
+    "budget": "the LLM budget is spent: {why}",
 }
 
 
@@ -67,9 +70,11 @@ class Event:
     message: str
     round: int | None = None
     version: str | None = None  # "v003"
-    state: str | None = None  # "note", "profiling", "rewriting", "proposed", "checking", "timing", "done", "verified"
+    state: str | None = None  # "note", "profiling", "rewriting", "proposed", "checking", "timing", "done", "verified", "worker"
     outcome: str | None = None  # for "verified": how the version did, in words
     best: str | None = None  # for "verified": the best version so far, e.g. "v002, 1.84x"
+    worker: int | None = None  # for "worker": the LLM agent's worker (1-based) ...
+    turn: int | None = None  # ... and its turn
 
 
 Events = Callable[[Event], None]
@@ -108,6 +113,7 @@ class State:
     profile: Profile | None = None  # its profile
     bottlenecks: list[tuple[str, Bottleneck]] = field(default_factory=list)  # its bottlenecks, the costliest first
     reused: str = ""  # what was said when round 1 started from a given profile
+    budget: Budget | None = None  # what asking a model may cost and has cost (a working rewriter's), for the whole run
 
 
 def outcome(v: Version) -> str:
@@ -148,6 +154,8 @@ def begin(state: State, parts: Parts) -> Stop | None:
         return Stop("time_budget", {"seconds": budget})
     if not parts.profiler.profiles_cells and state.round > 1:
         return Stop("replay", {"profiler": parts.profiler.name})
+    if state.budget is not None and state.budget.spent().stopped:
+        return Stop("budget", {"why": state.budget.spent().stopped})
     if parts.interpreted and state.round == 1 and parts.judge is not None and (refused := parts.judge.refused()):
         return Stop("refused", {"why": refused.reason})  # at once, rather than each candidate timed out
     return None
@@ -201,14 +209,7 @@ def propose(state: State, parts: Parts) -> list[Candidate] | Stop:
     of = "" if state.diagnosed is current else f" in {state.diagnosed.label}"
     message = f"round {state.round}: top bottleneck{of} {top.kind} ({top.score:.2f}); rewriting with {name}"
     parts.say(Event(message, state.round, current.label, "rewriting"))
-    context = RewriteContext(
-        source=current.source,
-        bottlenecks=[{**b.to_dict(), "kernel": kernel} for kernel, b in state.bottlenecks[:5]],
-        device=state.profile.kernels[0].device if state.profile.kernels else "unknown GPU",
-        history=tuple(state.history),
-        language=language(current.source),
-        interpreted=parts.interpreted,
-    )
+    context = rewrite_context(state, parts)
     try:
         explored = _explored(context, state, parts)
     except KernelLabError as err:
@@ -222,6 +223,26 @@ def propose(state: State, parts: Parts) -> list[Candidate] | Stop:
         return Stop("screened", {"rewriter": name, "count": count, "version": current.label})
     why = why_nothing(parts.rewriter, current.source)
     return Stop("nothing_to_propose", {"rewriter": name, "kind": top.kind, "why": f" ({why})" if why else ""})
+
+
+def rewrite_context(state: State, parts: Parts) -> RewriteContext:
+    """What the rewriter is told of the current version: its source, its profile's bottlenecks (the costliest five),
+    the whole cell's reading and its place on its roof when the profile has them, the round's history."""
+    assert state.profile is not None
+    profile, current = state.profile, state.current
+    reading = read(profile)
+    where = reached(profile, state.bottlenecks[0][0]) if state.bottlenecks else None
+    return RewriteContext(
+        source=current.source,
+        bottlenecks=[{**b.to_dict(), "kernel": kernel} for kernel, b in state.bottlenecks[:5]],
+        device=profile.kernels[0].device if profile.kernels else "unknown GPU",
+        history=tuple(state.history),
+        language=language(current.source),
+        interpreted=parts.interpreted,
+        original=state.session.original.source,
+        cell=prompt_section(reading) if reading is not None else "",
+        roof=f"{where[0]:.0%} of the {where[1]} roof" if where else "",
+    )
 
 
 def _configurations(n: int) -> str:
