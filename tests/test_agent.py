@@ -188,7 +188,7 @@ def test_three_workers_start_from_distinct_directions_and_the_budget_stops_them_
     assert len(told(server)) == 4  # the budget's four requests, no more
     spent = result.spent
     assert spent is not None and spent.requests == 4 and spent.prompt > 0 and spent.cost is not None
-    assert "4 requests asked" in spent.stopped and "4 requests" in str(result)
+    assert "4 requests asked" in spent.stopped and "4 requests" in str(result) and "4 requests" in result._repr_html_()
     launch = [v for v in result.session.versions if "launch configuration" in v.explanation]
     assert launch and "BLOCK=256" in launch[0].source
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in server.requests)

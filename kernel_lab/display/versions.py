@@ -174,7 +174,7 @@ def html(result: OptimizeResult) -> str:
             f"<p><b>Best: {best.label}, {escape(speed(best))} faster</b>, correct on every check. {escape(best.explanation)}"
             " <code>_.apply()</code> puts it in a new cell below (your cell is not changed).</p>"
         )
+        diff = diff_table(s.original.source, best.source, ("v000 (original)", best.label))
     if result.spent is not None:
         verdict += f"<p>Asking the model: {escape(result.spent.text())}.</p>"
-        diff = diff_table(s.original.source, best.source, ("v000 (original)", best.label))
     return f"{STYLE}{DIFF_STYLE}{header(result)}<div class='kl'>{verdict}{diff}</div>{before_after(result)}"
