@@ -19,6 +19,8 @@ from openai_server import OpenAIServer
 
 import kernel_lab
 from kernel_lab import samples
+from kernel_lab.display.progress import Progress
+from kernel_lab.display.versions import version_view
 from kernel_lab.rewrite.agent import directions
 from kernel_lab.rewrite.base import RewriteContext
 from kernel_lab.rewrite.conversation import answers
@@ -95,6 +97,11 @@ def test_a_cell_that_does_not_compile_is_fixed_after_the_compilers_message_reach
     assert (broken.worker, broken.turn, fixed.turn) == (1, 1, 2)
     said = [e.message for e in events if e.state == "worker"]
     assert any("worker 1, turn 1" in m and "compile_error" in m for m in said)
+    progress = Progress()  # what the panel and the terminal show, folded from the events
+    for event in events:
+        progress.add(event)
+    assert progress.rows["v002"][1].startswith("worker 1, turn 2: ") and progress.rows["v002"][2].startswith("correct")
+    assert progress.best.startswith("v002")
 
 
 @pytest.mark.slow
@@ -192,6 +199,8 @@ def test_three_workers_start_from_distinct_directions_and_the_budget_stops_them_
     launch = [v for v in result.session.versions if "launch configuration" in v.explanation]
     assert launch and "BLOCK=256" in launch[0].source
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in server.requests)
+    shown = version_view(result, launch[0].number)  # the panel's view of a version: its conversation, folded
+    assert "What the model was told, what it said: worker" in shown and "Launch configurations only" in shown
     for v in result.session.versions[1:]:
         kept = json.loads((result.session.folder(v) / "transcript.json").read_text())
         assert kept["turns"][-1]["version"] == v.label and KEY not in json.dumps(kept)

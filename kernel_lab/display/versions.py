@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kernel_lab.display.html import STYLE
 from kernel_lab.display.text import wrap
+from kernel_lab.display.transcript import transcript_html
 from kernel_lab.session import TIMING_NOTE, speed
 
 if TYPE_CHECKING:
@@ -159,6 +160,7 @@ def version_view(result: OptimizeResult, number: int) -> str:
         f"{escape(state)}. {escape(v.explanation)}</p>"
         + "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in v.warnings)
         + diff_table(s.original.source, v.source, ("v000 (original)", v.label))
+        + transcript_html(s.folder(v))
         + "</div>"
     )
 

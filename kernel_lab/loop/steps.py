@@ -314,16 +314,19 @@ def judge(state: State, parts: Parts, proposals: list[Candidate]) -> list[Versio
     assert parts.judge is not None
     for version, candidate, verdict in zip(made, proposals, parts.judge.check_many([c.source for c in proposals], judging)):
         record(session, version, verdict, parts.interpreted)
-        leader = session.best()
-        so_far = (
-            f"{leader.label}, {speed(leader, short=True)}"
-            if leader is not session.original and leader.speedup
-            else "the original"
-        )
-        said = outcome(version)
-        say(Event(f"round {round_}: {version.label} {said}", round_, version.label, "verified", said, so_far))
-        state.history.append(Attempt(candidate.explanation, said))
+        say(verified(session, version, round_))
+        state.history.append(Attempt(candidate.explanation, outcome(version)))
     return made
+
+
+def verified(session: Session, version: Version, round_: int) -> Event:
+    """The event of a judged version: how it did, and the best version so far."""
+    leader = session.best()
+    so_far = (
+        f"{leader.label}, {speed(leader, short=True)}" if leader is not session.original and leader.speedup else "the original"
+    )
+    said = outcome(version)
+    return Event(f"round {round_}: {version.label} {said}", round_, version.label, "verified", said, so_far)
 
 
 def choose(state: State, made: list[Version]) -> Stop | None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kernel_lab.analysis.cell import prompt_section, read
 from kernel_lab.cells import CellSource
 from kernel_lab.errors import KernelLabError
 from kernel_lab.loop.roof import NEAR_ROOF, ranked, reached
-from kernel_lab.loop.steps import REPORT, Event, Parts, State, Stop, outcome, record, rewrite_context
+from kernel_lab.loop.steps import REPORT, Event, Parts, State, Stop, outcome, record, rewrite_context, verified
 from kernel_lab.rewrite.base import Attempt, Candidate, Feedback, Measured, Profiled, Timed, Turn, Working
 from kernel_lab.rewrite.budget import Budget
 from kernel_lab.rewrite.harness import keep_harness
@@ -70,6 +71,8 @@ class LoopTools:
         state, original = self.state, self.state.session.original.source
         with self._session:
             made = [self._version(c, keep_harness(original, c.source).source, turn) for c in candidates]
+        for version, candidate in zip(made, candidates):
+            self.say(turn, f"{version.label} proposed: {candidate.explanation}", version.label, "proposed")
         assert self.parts.judge is not None
         with self._turns:
             verdicts = self.parts.judge.check_many([v.source for v in made])
@@ -77,6 +80,8 @@ class LoopTools:
             for version, candidate, verdict in zip(made, candidates, verdicts):
                 record(state.session, version, verdict, self.parts.interpreted)
                 state.history.append(Attempt(candidate.explanation, outcome(version)))
+                judged = verified(state.session, version, state.round)
+                self.parts.say(replace(judged, worker=turn.worker, turn=turn.turn))
         return [feedback_of(v, verdict) for v, verdict in zip(made, verdicts)]
 
     def _version(self, candidate: Candidate, source: str, turn: Turn) -> Version:
@@ -124,10 +129,10 @@ class LoopTools:
             finally:
                 self.parts.screen.rest()  # the judge has the GPU to itself
 
-    def say(self, turn: Turn, message: str, version: str | None = None) -> None:
+    def say(self, turn: Turn, message: str, version: str | None = None, state: str = "worker") -> None:
         r = self.state.round
         said = f"round {r}, worker {turn.worker}, turn {turn.turn}: {message}"
-        self.parts.say(Event(said, r, version, "worker", worker=turn.worker, turn=turn.turn))
+        self.parts.say(Event(said, r, version, state, worker=turn.worker, turn=turn.turn))
 
     def keep(self, version: str, transcript: Mapping[str, Any]) -> None:
         folder = self.state.session.folder(self._named(version))
