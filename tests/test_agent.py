@@ -21,6 +21,7 @@ import kernel_lab
 from kernel_lab import samples
 from kernel_lab.display.progress import Progress
 from kernel_lab.display.versions import version_view
+from kernel_lab.frontend import Cell
 from kernel_lab.rewrite.agent import directions
 from kernel_lab.rewrite.base import RewriteContext
 from kernel_lab.rewrite.conversation import answers
@@ -139,12 +140,22 @@ def test_a_correct_but_slower_cell_is_improved_after_its_profile_reaches_the_mod
 
 
 @pytest.mark.slow
-def test_an_answer_that_changes_the_harness_is_judged_with_the_users_and_apply_keeps_it(tmp_path):
+def test_an_answer_that_changes_the_harness_is_judged_with_the_users_and_apply_keeps_it(tmp_path, monkeypatch):
     def model(messages: Messages) -> str:
         return fenced(HARNESS) if turn(messages) == 1 else "Understood."
 
     with OpenAIServer(policy=model) as server:
         result, _ = optimize(tmp_path, server)
+    sent = []  # what the panel's Apply asks the JupyterLab extension to put in the cell
+
+    def set_cell(cell_id, text, expected, done):
+        sent.append(text)
+        done({"ok": True})
+
+    monkeypatch.setattr("kernel_lab.results.optimize.set_cell", set_cell)
+    result.cell = Cell("cell-1", "%%optimize --rewriter llm\n" + USER)
+    result.replace_cell(on_done=lambda reply: None)
+    assert "N = 20_000" in sent[0] and "def check(x, y):" in sent[0] and "N = 4_000_000" not in sent[0]
     made = result.session.versions[1]
     assert "N = 20_000" in made.source and "def check(x, y):" in made.source and "time.sleep" not in made.source
     feedback = last(told(server)[1])

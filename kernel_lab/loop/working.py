@@ -116,7 +116,7 @@ class LoopTools:
         return Profiled(
             tuple({**b.to_dict(), "kernel": kernel} for kernel, b in found[:SHOWN]),
             f"{where[0]:.0%} of the {where[1]} roof" if where else "",
-            where is not None and where[0] >= NEAR_ROOF,
+            where is not None and where[0] >= NEAR_ROOF and not profile.replay,  # a recorded report is not its own
             prompt_section(reading) if reading is not None else "",
             note,
         )
