@@ -203,6 +203,8 @@ def test_three_workers_start_from_distinct_directions_and_the_budget_stops_them_
     firsts = [m[1]["content"] for m in told(server) if len(m) == 2]
     assert len(firsts) == 3 and len({f.split("## Your direction")[1] for f in firsts}) == 3
     assert sum("Launch configurations only" in f for f in firsts) == 1
+    systems = {m[0]["content"] for m in told(server)}
+    assert len(systems) == 2 and any("You do not write code" in s for s in systems)  # the launch worker's own rules
     assert len(told(server)) == 4  # the budget's four requests, no more
     spent = result.spent
     assert spent is not None and spent.requests == 4 and spent.prompt > 0 and spent.cost is not None

@@ -75,3 +75,14 @@ def test_bench_rewriter_runs_the_loop_over_a_folder_against_a_local_server(tmp_p
     slow = next(line for line in lines if line.startswith("cells/slow.py")).split()
     assert slow[1] == "yes" and float(slow[2].rstrip("x")) > 2  # the sleep was most of the reference's time
     assert "correct 100% · fast_1 100% · fast_2 100% of 1 cell(s)" in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_cells_torch_reference_is_timed_compiled_beside_the_best_version():
+    from kernel_lab.rewriter_bench import REFERENCE, _over_compile
+    from kernel_lab.settings import Settings
+
+    cell = (CELLS / "add_ref.py").read_text() + "\n\ndef torch_reference(x, y):\n    return x + y\n"
+    assert REFERENCE.search(cell)
+    over = _over_compile(cell, cell, Settings.resolve())  # the original itself against torch.compile of x + y
+    assert over is not None and 0 < over < math.inf

@@ -41,13 +41,13 @@ def text(result: OptimizeResult) -> str:
     if why := s.why_best():  # read now: the user may have rejected a version since the run
         lines += wrap(why)
     lines += [line for n in (*result.notes, *_warnings(result)) for line in wrap(f"! {n}", "", "  ")]
-    cost = f" Asking the model: {result.spent.text()}." if result.spent is not None else ""
+    if result.spent is not None:
+        lines += wrap(f"Asking the model: {result.spent.text()}.")
     if best is s.original:
-        lines += wrap("No verified version was faster than the original; the original is kept." + cost)
+        lines.append("No verified version was faster than the original; the original is kept.")
     else:
         lines += wrap(
-            f"Best: {best.label}, {speed(best)} faster, correct on every check;{cost} its source is"
-            f" {s.folder(best) / 'cell.py'}. Diff:"
+            f"Best: {best.label}, {speed(best)} faster, correct on every check; its source is {s.folder(best) / 'cell.py'}. Diff:"
         )
         lines += difflib.unified_diff(s.original.source.splitlines(), best.source.splitlines(), "v000", best.label, lineterm="")
     return "\n".join(lines)

@@ -122,7 +122,7 @@ class Worker:
     ) -> None:
         self.agent, self.context, self.tools, self.budget, self.number, self.way = agent, context, tools, budget, number, way
         self.chat = Conversation(number, way.name, agent.model)
-        self.chat.tell(system_prompt(context.language, agent=True), role="system")
+        self.chat.tell(system_prompt(context.language, agent=True, launch=way.launch), role="system")
         self.chat.tell(user_message(context, way.text, LAUNCH_ASK if way.launch else "Rewrite the whole cell. " + NEXT_WORDS))
         self.screened = 0
 

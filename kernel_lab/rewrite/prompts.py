@@ -40,8 +40,18 @@ original's and the best so far; the judge's warnings) and, when it is correct, i
 verdict names, or go on from the profile's new top bottleneck; answer every turn with the whole cell again."""
 
 
-def system_prompt(language: str = "triton", agent: bool = False) -> str:
-    """The system prompt for a cell in ``language``; ``agent``: the model works in turns with the judge's feedback."""
+LAUNCH = """\
+You tune the launch configurations of the Triton kernels of a Jupyter cell: block sizes (tl.constexpr), group sizes, \
+num_warps and num_stages. You do not write code: each turn you answer with a JSON list of configurations to try; \
+each is applied to the cell, measured, and the fastest is judged for correctness and speed. You then get the \
+measured times and the judge's verdict, and answer with the next configurations to try, nearer the fastest."""
+
+
+def system_prompt(language: str = "triton", agent: bool = False, launch: bool = False) -> str:
+    """The system prompt for a cell in ``language``; ``agent``: the model works in turns with the judge's feedback;
+    ``launch``: it proposes launch configurations only."""
+    if launch:
+        return LAUNCH
     return RULES.format(language=LANGUAGE_RULES.get(language, "")) + (AGENT if agent else "")
 
 
