@@ -199,7 +199,7 @@ def test_three_workers_start_from_distinct_directions_and_the_budget_stops_them_
         return fenced(FAST) if turn(messages) == 1 else fenced(SLOWER, "Slept longer.")
 
     with OpenAIServer(policy=model) as server:
-        result, _ = optimize(tmp_path, server, llm_workers=3, llm_turns=3, llm_requests=4, price_in=1.0, price_out=2.0)
+        result, events = optimize(tmp_path, server, llm_workers=3, llm_turns=3, llm_requests=4, price_in=1.0, price_out=2.0)
     firsts = [m[1]["content"] for m in told(server) if len(m) == 2]
     assert len(firsts) == 3 and len({f.split("## Your direction")[1] for f in firsts}) == 3
     assert sum("Launch configurations only" in f for f in firsts) == 1
@@ -209,6 +209,9 @@ def test_three_workers_start_from_distinct_directions_and_the_budget_stops_them_
     spent = result.spent
     assert spent is not None and spent.requests == 4 and spent.prompt > 0 and spent.cost is not None
     assert "4 requests asked" in spent.stopped and "4 requests" in str(result) and "4 requests" in result._repr_html_()
+    fast = [v for v in result.session.versions if "time.sleep" not in v.source]
+    assert len(fast) == 1  # two workers answered the same cell: it was judged once, the other told so
+    assert sum("not judged again" in e.message for e in events if e.state == "worker") == 1
     launch = [v for v in result.session.versions if "launch configuration" in v.explanation]
     assert launch and "BLOCK=256" in launch[0].source
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in server.requests)
@@ -219,6 +222,23 @@ def test_three_workers_start_from_distinct_directions_and_the_budget_stops_them_
         assert kept["turns"][-1]["version"] == v.label and KEY not in json.dumps(kept)
         asked = kept["messages"][: kept["turns"][-1]["answer"]]  # what the model was asked for this version's answer
         assert asked in told(server) and answers(kept)[-1] == model(asked)  # the answer it got, as the model gave it
+
+
+@pytest.mark.slow
+def test_the_launch_workers_configurations_are_screened_and_only_the_fastest_judged(tmp_path):
+    def model(messages: Messages) -> str:
+        if "Launch configurations only" not in str(messages[1]["content"]):
+            return "No code from me."  # the other worker: two turns without code, then it stops
+        return '```json\n[{"kernel": "add_kernel", "BLOCK": 128}, {"kernel": "add_kernel", "BLOCK": 4096}]\n```'
+
+    with OpenAIServer(policy=model) as server:
+        result, _ = optimize(tmp_path, server, llm_workers=2, llm_turns=2, screen=8)
+    launch = [m for m in told(server) if "Launch configurations only" in str(m[1]["content"]) and len(m) > 2]
+    screened = last(launch[0])
+    assert "## The screen's quick times" in screened and '{"BLOCK": 128}' in screened and '{"BLOCK": 4096}' in screened
+    made = [v for v in result.session.versions[1:] if "launch configuration" in v.explanation]
+    assert len(made) == 2  # one judged a turn: the screen's fastest, never both, and never one judged before
+    assert all(("BLOCK=128" in v.source) != ("BLOCK=4096" in v.source) for v in made) and made[0].source != made[1].source
 
 
 def test_directions_name_the_top_bottlenecks_then_launch_configurations():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -33,6 +34,7 @@ LAUNCH_ASK = (
     '[{"kernel": "add_kernel", "BLOCK": 256, "num_warps": 4}]. No code: only the configurations.'
 )
 NO_CODE = "Your answer held no usable code: {why} Answer with the whole cell in one ```python block."
+SAME = "Your cell is the same as one judged before in this round: {earlier}. Try something else."
 _JSON = re.compile(r"```(?:json)?\s*\n(.*?)```", re.S)
 
 
@@ -98,10 +100,36 @@ class LLMAgent(LLMRewriter):
         """The round's work, every worker at once; raises the model's error when no worker got an answer."""
         ways = directions(context, self.workers)
         with ThreadPoolExecutor(len(ways), thread_name_prefix="llm-worker") as pool:
-            ends = list(pool.map(lambda w: Worker(self, context, tools, budget, *w).go(), enumerate(ways, 1)))
+            seen = Seen()
+            ends = list(pool.map(lambda w: Worker(self, context, tools, budget, seen, *w).go(), enumerate(ways, 1)))
         if all(end.error is not None and not end.answered for end in ends):
             raise ends[0].error  # type: ignore[misc]
         return Explored(screened=sum(end.screened for end in ends), notes=tuple(end.said for end in ends))
+
+
+class Seen:
+    """The cells the round's workers had judged (the user's harness put back): the version each became and its
+    verdict in words, so that the same cell is not judged twice."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._judged: dict[str, str] = {}
+
+    def get(self, source: str) -> str | None:
+        with self._lock:
+            return self._judged.get(source)
+
+    def claim(self, source: str) -> str | None:
+        """What became of ``source`` when it was judged (or is being judged), else None: it is this caller's now."""
+        with self._lock:
+            if source in self._judged:
+                return self._judged[source]
+            self._judged[source] = "a cell another worker is judging now"
+            return None
+
+    def add(self, source: str, said: str) -> None:
+        with self._lock:
+            self._judged[source] = said
 
 
 @dataclass
@@ -118,9 +146,10 @@ class Worker:
     """One conversation of a round, turn by turn."""
 
     def __init__(
-        self, agent: LLMAgent, context: RewriteContext, tools: Tools, budget: Budget, number: int, way: Direction
+        self, agent: LLMAgent, context: RewriteContext, tools: Tools, budget: Budget, seen: Seen, number: int, way: Direction
     ) -> None:
-        self.agent, self.context, self.tools, self.budget, self.number, self.way = agent, context, tools, budget, number, way
+        self.agent, self.context, self.tools, self.budget, self.seen = agent, context, tools, budget, seen
+        self.number, self.way = number, way
         self.chat = Conversation(number, way.name, agent.model)
         self.chat.tell(system_prompt(context.language, agent=True, launch=way.launch), role="system")
         self.chat.tell(user_message(context, way.text, LAUNCH_ASK if way.launch else "Rewrite the whole cell. " + NEXT_WORDS))
@@ -173,6 +202,10 @@ class Worker:
             self.tools.say(at, f"no usable code in the answer: {err.message}")
             return None
         kept = keep_harness(self.context.original or self.context.source, code)
+        if (earlier := self.seen.claim(kept.source)) is not None:
+            self.chat.tell(f"{SAME.format(earlier=earlier)} {NEXT_WORDS}")
+            self.tools.say(at, f"the same cell as {earlier}: not judged again")
+            return None
         kinds = [str(b.get("kind", "")) for b in self.context.bottlenecks]
         candidate = Candidate(kept.source, explanation, named_kind(explanation, kinds), f"llm:{self.agent.model}")
         return self._judged(at, candidate, kept.text(), _short(explanation))
@@ -184,13 +217,17 @@ class Worker:
         self.chat.tell("\n\n".join(p for p in (before, feedback_message(feedback, self.tools.best(), harness)) if p))
         verdict = _verdict_words(feedback)
         self.chat.became(feedback.version, verdict)
+        self.seen.add(candidate.source, f"{feedback.version} ({verdict})")
         self.tools.keep(feedback.version, self.chat.transcript())
         self.tools.say(at, f"{tried} -> {verdict}", feedback.version)
         return feedback
 
     def _launch_turn(self, at: Turn, text: str) -> Feedback | None:
         """Screen the configurations the answer lists (never trusted: measured), and judge the fastest."""
-        variants, said = _variants(self.context.source, text)
+        found, said = _variants(self.context.source, text)
+        variants = [(v, config) for v, config in found if self.seen.get(v) is None]
+        if found and not variants:
+            said = f"Every configuration of your answer was measured and judged before ({self.seen.get(found[0][0])}, …)."
         if not variants:
             self.chat.tell(f"{said or 'No configuration in your answer could be applied.'} {LAUNCH_ASK}")
             self.tools.say(at, "no usable launch configuration in the answer")
