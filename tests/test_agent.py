@@ -130,11 +130,13 @@ def test_a_correct_but_slower_cell_is_improved_after_its_profile_reaches_the_mod
         return fenced(FAST) if profiled and "slower than the original" in last(messages) else "No idea."
 
     with OpenAIServer(policy=model) as server:
-        result, _ = optimize(tmp_path, server)
+        result, events = optimize(tmp_path, server)
+    assert any(e.state == "worker" and "x on the CPU" in e.message for e in events)
     slower, fast = result.session.versions[1:]
     feedback = last(told(server)[1])
     assert slower.correct and slower.speedup is not None and slower.speedup < 1
     assert "REPLAYED recorded report" in feedback  # the diagnosis is honest about where it came from
+    assert "Timed by Triton's CPU interpreter" in feedback  # and so are the times
     assert f"{slower.time_ms:.4g} ms" in feedback and f"{slower.reference_ms:.4g} ms" in feedback
     assert result.best is fast
 

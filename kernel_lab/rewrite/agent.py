@@ -8,6 +8,7 @@ correct version) or on the budget; the best version is shared by the workers (a 
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from collections.abc import Callable
@@ -214,8 +215,9 @@ class Worker:
         [feedback] = self.tools.judge([candidate], at)
         if feedback.correct and not feedback.warnings:
             feedback = replace(feedback, profiled=self.tools.profile(feedback))
-        self.chat.tell("\n\n".join(p for p in (before, feedback_message(feedback, self.tools.best(), harness)) if p))
-        verdict = _verdict_words(feedback)
+        told = feedback_message(feedback, self.tools.best(), harness, self.context.interpreted)
+        self.chat.tell("\n\n".join(p for p in (before, told) if p))
+        verdict = _verdict_words(feedback, self.context.interpreted)
         self.chat.became(feedback.version, verdict)
         self.seen.add(candidate.source, f"{feedback.version} ({verdict})")
         self.tools.keep(feedback.version, self.chat.transcript())
@@ -242,6 +244,10 @@ class Worker:
                 f"- {config}: {f'{t:.4g} ms' if t is not None else why}"
                 for (_, config), t, why in zip(variants, measured.times, (*measured.reasons, *[""] * len(variants)))
             )
+            if math.isinf(times[pick]):  # none ran right: nothing for the judge
+                self.chat.tell(f"{before}\n\nNone of them ran right. {LAUNCH_ASK}")
+                self.tools.say(at, "no launch configuration of the answer ran right in the screen")
+                return None
         source, config = variants[pick]
         candidate = Candidate(source, f"launch configuration {config} (the model's, measured)", "", f"llm:{self.agent.model}")
         return self._judged(at, candidate, "", f"launch configuration {config}", before)
@@ -255,12 +261,12 @@ def _short(explanation: str, most: int = 80) -> str:
     return flat if len(flat) <= most else flat[: most - 1] + "…"
 
 
-def _verdict_words(feedback: Feedback) -> str:
-    """'wrong_values: ...', 'correct, 1.84x', 'correct, 1.30x, blocked: fallback'."""
+def _verdict_words(feedback: Feedback, interpreted: bool) -> str:
+    """'wrong_values: ...', 'correct, 1.84x', 'correct, 1.30x on the CPU, blocked: fallback'."""
     if not feedback.correct:
         return f"{feedback.failure or 'failed'}: {_short(feedback.reason, 120)}"
-    t = feedback.timing
-    said = "correct" + (f", {t.speedup:.2f}x" + ("" if t.significant else " (within noise)") if t is not None else "")
+    t, cpu = feedback.timing, " on the CPU" if interpreted else ""
+    said = "correct" + (f", {t.speedup:.2f}x{cpu}" + ("" if t.significant else " (within noise)") if t is not None else "")
     return said + (f", blocked: {', '.join(k for k, _ in feedback.warnings)}" if feedback.warnings else "")
 
 

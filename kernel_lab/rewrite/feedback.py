@@ -14,12 +14,16 @@ NEXT = (
 )
 
 
-def feedback_message(feedback: Feedback, best: tuple[str, float | None], harness: str = "") -> str:
+CPU = "(Timed by Triton's CPU interpreter, not on a GPU: launch options such as num_warps change nothing here.)"
+
+
+def feedback_message(feedback: Feedback, best: tuple[str, float | None], harness: str = "", interpreted: bool = False) -> str:
     """What the model is told about its candidate: ``best`` is the best version so far (label, speedup), ``harness``
-    what :class:`~kernel_lab.rewrite.harness.Kept` said."""
+    what :class:`~kernel_lab.rewrite.harness.Kept` said; ``interpreted``: timed by Triton's CPU interpreter."""
     parts = [_verdict(feedback), harness]
     if feedback.correct:
-        parts += [_timing(feedback, best), _findings("Warnings (they block it)", feedback.warnings)]
+        speed = _timing(feedback, best) + (f"\n{CPU}" if interpreted and feedback.timing is not None else "")
+        parts += [speed, _findings("Warnings (they block it)", feedback.warnings)]
         parts += [_findings("Notes", feedback.notes)]
         parts.append(_profile(feedback.profiled) if feedback.profiled is not None else "")
     parts.append(NEXT)
