@@ -11,6 +11,7 @@ import pytest
 from openai_server import OpenAIServer, Reply, answer, error
 
 from kernel_lab.models import Bottleneck, RuleResult, SourceLine
+from kernel_lab.rewrite.agent import LLMAgent
 from kernel_lab.rewrite.answers import AnswerError, split_answer
 from kernel_lab.rewrite.base import Attempt, Candidate, RewriteContext
 from kernel_lab.rewrite.llm import LLMRewriter, RewriteError
@@ -327,7 +328,7 @@ def test_settings_come_from_the_environment(server: OpenAIServer, monkeypatch: p
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     server.script(fenced(GOOD), fenced(GOOD))
-    LLMRewriter.from_settings(Settings.resolve(), print).propose(CONTEXT)
+    LLMAgent.from_settings(Settings.resolve(), print).propose(CONTEXT)  # the registered llm rewriter
     explicit = Settings.resolve({"model": "other-model"})  # explicit beats the environment
     LLMRewriter(model=explicit.model, base_url=explicit.base_url, api_key="sk-explicit").propose(CONTEXT)
     assert [q.body["model"] for q in server.requests] == [MODEL, "other-model"]

@@ -22,7 +22,7 @@ from kernel_lab.rewrite.conversation import Conversation
 from kernel_lab.rewrite.feedback import feedback_message
 from kernel_lab.rewrite.harness import keep_harness
 from kernel_lab.rewrite.launch import Launch, apply, describe, launches
-from kernel_lab.rewrite.llm import LLMRewriter, _streaming
+from kernel_lab.rewrite.llm import LLMRewriter, streaming
 from kernel_lab.rewrite.model import Gate, Model, RewriteError
 from kernel_lab.rewrite.prompts import bottleneck, system_prompt, user_message
 from kernel_lab.settings import Settings
@@ -92,7 +92,7 @@ class LLMAgent(LLMRewriter):
         model = Model(
             settings.model, settings.base_url, thinks=settings.reasoning, max_tokens=settings.llm_max_tokens, gate=Gate()
         )
-        return cls(model, workers=settings.llm_workers, turns=settings.llm_turns, on_token=_streaming(say))
+        return cls(model, workers=settings.llm_workers, turns=settings.llm_turns, on_token=streaming(say))
 
     def __repr__(self) -> str:
         return f"LLMAgent({self._model!r}, workers={self.workers}, turns={self.turns})"

@@ -8,7 +8,6 @@ from kernel_lab.rewrite.answers import AnswerError, parse_answer
 from kernel_lab.rewrite.base import Candidate, RewriteContext
 from kernel_lab.rewrite.model import Model, RewriteError
 from kernel_lab.rewrite.prompts import build_messages
-from kernel_lab.settings import Settings
 
 __all__ = ["LLMRewriter", "RewriteError"]
 
@@ -16,9 +15,10 @@ __all__ = ["LLMRewriter", "RewriteError"]
 class LLMRewriter:
     """A :class:`~kernel_lab.rewrite.base.Rewriter` that asks a chat model for the whole new cell.
 
-    ``model`` and ``base_url`` come from the arguments (:meth:`from_settings`: from the settings, which read
+    ``model`` and ``base_url`` come from the arguments (the agent's ``from_settings``: from the settings, which read
     ``KERNEL_LAB_MODEL`` and ``OPENAI_BASE_URL``); the key from ``api_key``, else ``OPENAI_API_KEY``. The key
-    is handed to the client only: never printed, logged or put in a message.
+    is handed to the client only: never printed, logged or put in a message. Answering once, a round's candidates
+    at a time (:meth:`propose`); :class:`~kernel_lab.rewrite.agent.LLMAgent` works in turns.
     """
 
     name = "llm"
@@ -37,11 +37,6 @@ class LLMRewriter:
         self._model = Model(model, base_url, api_key, timeout=timeout, temperature=temperature, max_retries=max_retries)
         self.model, self.base_url, self.timeout = self._model.model, self._model.base_url, timeout
         self.on_token = on_token
-
-    @classmethod
-    def from_settings(cls, settings: Settings, say: Callable[[str], None]) -> LLMRewriter:
-        """From the model and server settings; the model's streamed answer is reported to ``say``."""
-        return cls(model=settings.model, base_url=settings.base_url, on_token=_streaming(say))
 
     def __repr__(self) -> str:
         return f"LLMRewriter(model={self.model!r}, base_url={self.base_url!r}, timeout={self.timeout})"
@@ -69,7 +64,7 @@ class LLMRewriter:
         return self._model.ask(messages, self.on_token).text
 
 
-def _streaming(say: Callable[[str], None], every: int = 100) -> Callable[[str], None]:
+def streaming(say: Callable[[str], None], every: int = 100) -> Callable[[str], None]:
     """Report the model's streamed answer every ``every`` chunks."""
     count = 0
 
