@@ -59,18 +59,21 @@ class _Events:
         sys.stderr.flush()
 
 
+BENCH = tuple(name for name in options.OPTIMIZE if name != "rewriter")  # bench-rewriter measures the LLM rewriter
+
+
 def _bench(args: argparse.Namespace) -> int:
     """``kernel-lab bench-rewriter``: the table on stdout, the loop's progress on stderr."""
     from kernel_lab.profiling.ncu import has_gpu
     from kernel_lab.rewriter_bench import CPU_LINE, bench_rewriter, cells_in
 
-    settings = Settings.resolve({**options.given(args, options.OPTIMIZE), "rewriter": "llm"})
+    settings = Settings.resolve({**options.given(args, BENCH), "rewriter": "llm"})
     if not settings.model:
         raise KernelLabError("bench-rewriter measures a model: give --model NAME.", fix="Or set KERNEL_LAB_MODEL.")
-    gpu = has_gpu()
+    cells, gpu = cells_in(args.cells), has_gpu()
     if not gpu:
         print(CPU_LINE, file=sys.stderr, flush=True)
-    print(bench_rewriter(cells_in(args.cells), settings, gpu=gpu, on_event=_Events()).text())
+    print(bench_rewriter(cells, settings, gpu=gpu, on_event=_Events()).text())
     return 0
 
 
@@ -104,7 +107,7 @@ def parser() -> argparse.ArgumentParser:
     options.add(opt, options.OPTIMIZE)
     bench = sub.add_parser("bench-rewriter", help="measure a model as the LLM rewriter over a folder of naive cells")
     bench.add_argument("--cells", type=Path, help="a folder of .py cells (default: the course's naive kernels)")
-    options.add(bench, options.OPTIMIZE)
+    options.add(bench, BENCH)
     return main
 
 
