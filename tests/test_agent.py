@@ -8,6 +8,7 @@ without the sleep is far faster, one that sleeps 80 ms far slower (its kernel un
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,7 @@ from kernel_lab import samples
 from kernel_lab.display.progress import Progress
 from kernel_lab.display.versions import version_view
 from kernel_lab.frontend import Cell
+from kernel_lab.profiling.replay import ReplayProfiler
 from kernel_lab.rewrite.agent import directions
 from kernel_lab.rewrite.base import RewriteContext
 from kernel_lab.rewrite.conversation import answers
@@ -61,12 +63,10 @@ def last(messages: Messages) -> str:
 
 def optimize(tmp_path: Path, server: OpenAIServer, **options: Any):
     events: list = []
-    settings = {"llm_workers": 1, "llm_turns": 2, "screen": 0, **options}
+    settings = {"llm_workers": 1, "llm_turns": 2, "screen": 0, "rounds": 1, "replay": REPLAY, **options}
     result = kernel_lab.optimize(
         USER,
-        rounds=1,
         root=tmp_path,
-        replay=REPLAY,
         rewriter="llm",
         model="test-model",
         base_url=server.base_url,
@@ -241,6 +241,36 @@ def test_the_launch_workers_configurations_are_screened_and_only_the_fastest_jud
     made = [v for v in result.session.versions[1:] if "launch configuration" in v.explanation]
     assert len(made) == 2  # one judged a turn: the screen's fastest, never both, and never one judged before
     assert all(("BLOCK=128" in v.source) != ("BLOCK=4096" in v.source) for v in made) and made[0].source != made[1].source
+
+
+class Profiling(ReplayProfiler):
+    """A recorded report for whatever cell it is given, as if it had profiled that cell now; keeps the cells."""
+
+    profiles_cells = True
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.cells = []
+
+    def collect(self, cell, settings, on_progress=None, output=None):
+        self.cells.append(cell.text)
+        return dataclasses.replace(super().collect(cell, settings, on_progress, output), replay=False, mismatch="")
+
+
+@pytest.mark.slow
+def test_a_version_profiled_when_judged_is_not_profiled_again_for_the_next_round(tmp_path):
+    def model(messages: Messages) -> str:
+        return fenced(FAST) if "time.sleep(0.04)" in str(messages[1]["content"]) else "Nothing more."
+
+    profiler = Profiling(REPLAY)
+    with OpenAIServer(policy=model) as server:
+        result, events = optimize(tmp_path, server, rounds=2, llm_turns=1, profiler=profiler, replay=None)
+    fast = result.session.versions[1]
+    assert result.best is fast and len(result.session.versions) == 2
+    assert profiler.cells == [USER, fast.source]  # v000 for round 1; v001 when judged, and not again for round 2
+    assert any("v001 was profiled when it was judged" in e.message for e in events if e.round == 2)
+    second = [m for m in told(server) if "time.sleep(0.04)" not in str(m[1]["content"])]
+    assert second and "memory_bound" in str(second[0][1]["content"])  # round 2 started from v001's own diagnosis
 
 
 def test_directions_name_the_top_bottlenecks_then_launch_configurations():

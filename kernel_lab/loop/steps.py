@@ -114,6 +114,7 @@ class State:
     bottlenecks: list[tuple[str, Bottleneck]] = field(default_factory=list)  # its bottlenecks, the costliest first
     reused: str = ""  # what was said when round 1 started from a given profile
     budget: Budget | None = None  # what asking a model may cost and has cost (a working rewriter's), for the whole run
+    profiled: dict[int, Profile] = field(default_factory=dict)  # versions profiled when judged (by a working rewriter)
 
 
 def outcome(v: Version) -> str:
@@ -188,7 +189,8 @@ def diagnose(state: State, parts: Parts) -> Stop | None:
 
 
 def _profile(state: State, parts: Parts) -> Profile:
-    """The current version's profile: the one given for the original (round 1), else a new one."""
+    """The current version's profile: the one given for the original (round 1), the one taken when it was judged,
+    else a new one."""
     current, first = state.current, parts.first
     report = state.session.folder(current) / REPORT
     if first is not None and current is state.session.original:
@@ -197,6 +199,9 @@ def _profile(state: State, parts: Parts) -> Profile:
         state.reused = f"v000 was not profiled again: round 1 started from the profile this cell already had ({first.collector})."
         parts.say(Event(state.reused, state.round, state="note"))
         return first
+    if (known := state.profiled.get(current.number)) is not None:  # profiled when a working rewriter judged it
+        parts.say(Event(f"round {state.round}: {current.label} was profiled when it was judged", state.round, state="note"))
+        return known
     if parts.profiler.profiles_cells:
         parts.say(Event(f"round {state.round}: profiling {current.label}", state.round, current.label, "profiling"))
     return parts.profiler.collect(CellSource(current.source), state.settings, output=report)

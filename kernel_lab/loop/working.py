@@ -105,6 +105,9 @@ class LoopTools:
                 )
         except KernelLabError as err:
             return Profiled(note=f"It could not be profiled: {err}")
+        if not profile.replay:
+            with self._session:
+                self.state.profiled[version.number] = profile  # the next round's diagnosis, if it goes on
         found = ranked(profile)
         where = reached(profile, found[0][0]) if found else None
         reading = read(profile)
