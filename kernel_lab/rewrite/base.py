@@ -138,12 +138,6 @@ class Feedback:
     timing: Timed | None = None
     profiled: Profiled | None = None
 
-    @property
-    def speedup(self) -> float | None:
-        """Its speedup over the original when correct, significant and not held back by a warning, else None."""
-        usable = self.correct and not self.warnings and self.timing is not None and self.timing.significant
-        return self.timing.speedup if usable and self.timing is not None else None
-
 
 @dataclass(frozen=True)
 class Turn:
