@@ -166,7 +166,7 @@ def _local_judging(source: CellSource, settings: Settings, device: str | None, p
     made at once, an input set at a time, and the screen's timings go between them."""
     from dataclasses import replace
 
-    from kernel_lab.rewrite.base import Exploring
+    from kernel_lab.rewrite.base import Exploring, Working
     from kernel_lab.verify import Judge, Options
     from kernel_lab.verify.judge import import_torch_soon
     from kernel_lab.verify.screen import Screener
@@ -177,7 +177,7 @@ def _local_judging(source: CellSource, settings: Settings, device: str | None, p
     ):
         judge.start(prepare=parts.first is not None)
         screen.quiet = judge.quiet
-        explores = isinstance(parts.rewriter, Exploring) and settings.screen > 0
+        explores = isinstance(parts.rewriter, (Exploring, Working)) and settings.screen > 0
         if explores:
             screen.start()
         import_torch_soon()  # while the first version is profiled (after %%profile: start_ahead did)

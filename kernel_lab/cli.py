@@ -1,4 +1,5 @@
-"""Command line: ``kernel-lab profile SCRIPT.py``, ``kernel-lab diagnose REPORT``, ``kernel-lab optimize SCRIPT.py``."""
+"""Command line: ``kernel-lab profile SCRIPT.py``, ``kernel-lab diagnose REPORT``, ``kernel-lab optimize SCRIPT.py``,
+``kernel-lab bench-rewriter --model M``."""
 
 from __future__ import annotations
 
@@ -58,6 +59,24 @@ class _Events:
         sys.stderr.flush()
 
 
+BENCH = tuple(name for name in options.OPTIMIZE if name != "rewriter")  # bench-rewriter measures the LLM rewriter
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """``kernel-lab bench-rewriter``: the table on stdout, the loop's progress on stderr."""
+    from kernel_lab.profiling.ncu import has_gpu
+    from kernel_lab.rewriter_bench import CPU_LINE, bench_rewriter, cells_in
+
+    settings = Settings.resolve({**options.given(args, BENCH), "rewriter": "llm"})
+    if not settings.model:
+        raise KernelLabError("bench-rewriter measures a model: give --model NAME.", fix="Or set KERNEL_LAB_MODEL.")
+    cells, gpu = cells_in(args.cells), has_gpu()
+    if not gpu:
+        print(CPU_LINE, file=sys.stderr, flush=True)
+    print(bench_rewriter(cells, settings, gpu=gpu, on_event=_Events()).text())
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(prog="kernel-lab", description="Profiling-guided GPU kernel optimization.")
     sub = main.add_subparsers(dest="command", required=True)
@@ -86,6 +105,9 @@ def parser() -> argparse.ArgumentParser:
     opt.add_argument("script", type=Path)
     opt.add_argument("--replay", help="diagnose from this recorded report instead of profiling (no GPU; one round)")
     options.add(opt, options.OPTIMIZE)
+    bench = sub.add_parser("bench-rewriter", help="measure a model as the LLM rewriter over a folder of naive cells")
+    bench.add_argument("--cells", type=Path, help="a folder of .py cells (default: the course's naive kernels)")
+    options.add(bench, BENCH)
     return main
 
 
@@ -118,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
                 "cells in place, with the notebook's variables (it needs a GPU and Nsight Compute; elsewhere it says why)."
             )
             return 0
+        if args.command == "bench-rewriter":
+            return _bench(args)
         if args.command == "optimize":
             settings = Settings.resolve(options.given(args, options.OPTIMIZE))
             print(api.optimize(args.script, replay=args.replay, on_event=_Events(), settings=settings))

@@ -48,6 +48,8 @@ class Version:
     screen_ms: float | None = None  # a launch-parameter variant's time in the screen (see Session.best)
     interpreted: bool = False  # timed by Triton's CPU interpreter (no GPU): its times are not a GPU's
     top_bottleneck: str | None = None
+    worker: int | None = None  # the LLM agent's worker that made it, and at which of its turns
+    turn: int | None = None
     created: float = field(default_factory=time.time)
 
     @property

@@ -59,6 +59,18 @@ class Settings:
     )
     model: str | None = _option(None, "LLM model name for --rewriter llm", env="KERNEL_LAB_MODEL")
     base_url: str | None = _option(None, "OpenAI-compatible server (default https://api.openai.com/v1)", env="OPENAI_BASE_URL")
+    llm_workers: int = _option(3, "LLM workers per round: conversations started from different directions, run at once")
+    llm_turns: int = _option(4, "turns per LLM worker per round: an answer, the judge's verdict and its profile, the next answer")
+    llm_requests: int | None = _option(None, "stop asking the model after this many requests")
+    llm_tokens: int | None = _option(None, "stop asking the model after this many tokens (prompt and completion, by the server)")
+    llm_cost: float | None = _option(None, "stop asking the model after this many dollars (needs price_in and price_out)")
+    llm_seconds: float | None = _option(None, "stop asking the model after this many seconds of the LLM rewriter")
+    price_in: float | None = _option(None, "the model's price in dollars per million input tokens (unknown: tokens only)")
+    price_out: float | None = _option(None, "the model's price in dollars per million output tokens")
+    llm_max_tokens: int | None = _option(None, "the most tokens an answer may have (default: the server's limit)")
+    reasoning: bool | None = _option(
+        None, "the model reasons (no temperature, max_completion_tokens); default: by its name (o1, o3, o4, gpt-5)"
+    )
     candidates: int = _option(4, "candidates verified per round")
     screen: int = _option(
         64, "launch configurations measured quickly per round before the fastest are verified (0: verify each in full)"

@@ -6,17 +6,24 @@
         ...
         server.requests[0].body["messages"]
 
+A server can also play a model with state: ``OpenAIServer(policy=f)`` answers each chat request with
+``f(messages)`` (the request's messages, as sent; a Reply or a string), after any scripted replies are used up.
+
 Serves ``POST /v1/chat/completions`` (streamed as Server-Sent Events, or not) and ``GET /v1/models``
 on 127.0.0.1 at an ephemeral port. A request for a model it does not list gets a 404; an empty
-script gets a 500. It stops when the ``with`` block ends; no scripted delay outlasts that.
+script gets a 500. Usage (prompt and completion tokens: characters / 4, or the reply's own) is reported in
+every answer, streamed ones when asked (``stream_options.include_usage``); ``refuse_stream_options=True``
+plays a server that rejects that option with a 400. It stops when the ``with`` block ends; no scripted delay
+outlasts that.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,6 +42,7 @@ class Reply:
     delay: float = 0.0  # seconds to wait before the response ...
     delay_after: int = 0  # ... or after this many streamed chunks
     finish_reason: str = "stop"  # "length" for an answer cut by the token limit
+    usage: tuple[int, int] | None = None  # (prompt, completion) tokens to report; None: characters / 4
 
 
 def answer(text: str, size: int = 16, **kwargs: Any) -> Reply:
@@ -64,6 +72,7 @@ class Request:
     path: str
     headers: Mapping[str, str]  # names in lower case
     body: Mapping[str, Any]
+    at: float = 0.0  # time.monotonic() when it arrived
 
     @property
     def prompt(self) -> str:
@@ -74,8 +83,16 @@ class Request:
 class OpenAIServer:
     """The server; a context manager (``with``) that serves in a background thread."""
 
-    def __init__(self, models: Iterable[str] = ("test-model",)) -> None:
+    def __init__(
+        self,
+        models: Iterable[str] = ("test-model",),
+        policy: Callable[[Sequence[Mapping[str, Any]]], Reply | str] | None = None,
+        refuse_stream_options: bool = False,
+    ) -> None:
         self.models = tuple(models)
+        self.policy, self.refuse_stream_options = policy, refuse_stream_options
+        self.sent: list[tuple[float, int]] = []  # (time.monotonic() when sent, status) of each chat reply
+        self._lock = threading.Lock()
         self.requests: list[Request] = []
         self._replies: deque[Reply] = deque()
         self._stopping = threading.Event()
@@ -102,8 +119,14 @@ class OpenAIServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def _next(self) -> Reply:
-        return self._replies.popleft() if self._replies else error(500, "no scripted reply left", type="server_error")
+    def _next(self, messages: Sequence[Mapping[str, Any]]) -> Reply:
+        with self._lock:
+            if self._replies:
+                return self._replies.popleft()
+        if self.policy is not None:
+            reply = self.policy(messages)
+            return answer(reply) if isinstance(reply, str) else reply
+        return error(500, "no scripted reply left", type="server_error")
 
     def _wait(self, seconds: float) -> bool:
         """Wait (bounded); False when the server is stopping and the request should be dropped."""
@@ -132,7 +155,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         fake = self.server.fake
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-        fake.requests.append(Request("POST", self.path, self._headers(), body))
+        fake.requests.append(Request("POST", self.path, self._headers(), body, time.monotonic()))
         if self.path.rstrip("/") != "/v1/chat/completions":
             return self._json(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
         model = body.get("model")
@@ -141,13 +164,18 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(
                 404, {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "model_not_found"}}
             )
-        reply = fake._next()
+        if fake.refuse_stream_options and "stream_options" in body:
+            refused = {"message": "Unrecognized request argument supplied: stream_options", "type": "invalid_request_error"}
+            return self._json(400, {"error": refused})
+        reply = fake._next(body.get("messages", ()))
         if reply.delay and not reply.delay_after and not fake._wait(reply.delay):
             return
+        fake.sent.append((time.monotonic(), reply.status))
         if reply.status != 200:
             return self._json(reply.status, {"error": dict(reply.error or {})}, reply.headers)
+        usage = _usage(body, reply)
         if body.get("stream"):
-            return self._stream(reply, model)
+            return self._stream(reply, model, usage if (body.get("stream_options") or {}).get("include_usage") else None)
         message = {"role": "assistant", "content": "".join(reply.chunks)}
         self._json(
             200,
@@ -157,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "created": 0,
                 "model": model,
                 "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                "usage": usage,
             },
         )
 
@@ -172,8 +200,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self._write(data)
 
-    def _stream(self, reply: Reply, model: str) -> None:
-        """The answer as Server-Sent Events, one chunk per piece, then a finish chunk and [DONE]."""
+    def _stream(self, reply: Reply, model: str, usage: Mapping[str, int] | None) -> None:
+        """The answer as Server-Sent Events, one chunk per piece, then a finish chunk, the usage chunk when asked,
+        and [DONE]."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -194,8 +223,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if not self._write(event({"role": "assistant", "content": piece} if i == 0 else {"content": piece}, None)):
                 return
-        if self._write(event({}, reply.finish_reason)):
-            self._write(b"data: [DONE]\n\n")
+        if not self._write(event({}, reply.finish_reason)):
+            return
+        if usage is not None:
+            last = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": []}
+            self._write(f"data: {json.dumps({**last, 'usage': usage})}\n\n".encode())
+        self._write(b"data: [DONE]\n\n")
 
     def _write(self, data: bytes) -> bool:
         """Send ``data``; False when the client has gone (e.g. after its timeout)."""
@@ -205,3 +238,10 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             return False
         return True
+
+
+def _usage(body: Mapping[str, Any], reply: Reply) -> dict[str, int]:
+    """The usage a reply reports: its own, else a token per four characters of the prompt and of the answer."""
+    prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", ())) // 4
+    done = reply.usage or (prompt, len("".join(reply.chunks)) // 4)
+    return {"prompt_tokens": done[0], "completion_tokens": done[1], "total_tokens": sum(done)}

@@ -11,10 +11,11 @@ import pytest
 from openai_server import OpenAIServer, Reply, answer, error
 
 from kernel_lab.models import Bottleneck, RuleResult, SourceLine
+from kernel_lab.rewrite.agent import LLMAgent
 from kernel_lab.rewrite.answers import AnswerError, split_answer
 from kernel_lab.rewrite.base import Attempt, Candidate, RewriteContext
 from kernel_lab.rewrite.llm import LLMRewriter, RewriteError
-from kernel_lab.rewrite.prompts import SYSTEM_PROMPT, build_messages
+from kernel_lab.rewrite.prompts import build_messages, system_prompt
 from kernel_lab.samples import cell
 from kernel_lab.settings import Settings
 
@@ -164,17 +165,28 @@ def test_several_blocks_take_the_one_defining_run(server: OpenAIServer) -> None:
 
 
 def test_truncated_answer_that_compiles_is_taken(server: OpenAIServer) -> None:
-    server.script(answer(f"Faster:\n```python\n{GOOD}", finish_reason="length"))
+    server.script(answer(f"Faster:\n```python\n{GOOD}", finish_reason="length"), answer("", finish_reason="length"))
     [candidate] = rewriter(server).propose(CONTEXT)
     assert candidate.source == GOOD and candidate.explanation == "Faster:"
     assert candidate.answers == "uncoalesced_global"  # none named: the top bottleneck
 
 
+def test_a_cut_answer_is_asked_to_continue_once(server: OpenAIServer) -> None:
+    half = GOOD.index("def make_inputs")
+    server.script(answer(f"Faster:\n```python\n{GOOD[:half]}", finish_reason="length"), answer(f"{GOOD[half:]}```\n"))
+    [candidate] = rewriter(server).propose(CONTEXT)
+    assert candidate.source == GOOD and len(server.requests) == 2
+    went_on = server.requests[1].body["messages"]
+    assert went_on[-2] == {"role": "assistant", "content": f"Faster:\n```python\n{GOOD[:half]}"}
+    assert "Continue exactly where it stopped" in went_on[-1]["content"]
+
+
 def test_truncated_answer_that_does_not_compile_is_incomplete(server: OpenAIServer) -> None:
-    server.script(answer("Faster:\n```python\n" + GOOD[: GOOD.index("return out")] + "return (out", finish_reason="length"))
+    cut = "Faster:\n```python\n" + GOOD[: GOOD.index("return out")] + "return (out"
+    server.script(answer(cut, finish_reason="length"), answer("", finish_reason="length"))
     with pytest.raises(RewriteError, match="incomplete") as info:
         rewriter(server).propose(CONTEXT)
-    assert info.value.reason == "answer" and "\n" not in str(info.value)
+    assert info.value.reason == "answer" and "\n" not in str(info.value) and len(server.requests) == 2  # continued once
 
 
 @pytest.mark.parametrize("text", ["I would need to see the profiler output first.", "§§ garbage ~~ 0x7f"])
@@ -204,7 +216,7 @@ def test_request_carries_the_cell_bottlenecks_device_and_history(server: OpenAIS
     assert request.body["stream"] is True and request.body["temperature"] == 0.3 and request.body["model"] == MODEL
     assert request.body["messages"] == build_messages(CONTEXT) == build_messages(CONTEXT)  # deterministic
     system, user = (m["content"] for m in request.body["messages"])
-    assert system == SYSTEM_PROMPT
+    assert system == system_prompt("triton") and "Triton:" in system and "load_inline" not in system
     for rule in ("whole cell", "make_inputs", "same function", "dtype and shape", "library", "```python", "bottleneck kind"):
         assert rule in system
     for fact in (
@@ -316,7 +328,7 @@ def test_settings_come_from_the_environment(server: OpenAIServer, monkeypatch: p
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     server.script(fenced(GOOD), fenced(GOOD))
-    LLMRewriter.from_settings(Settings.resolve(), print).propose(CONTEXT)
+    LLMAgent.from_settings(Settings.resolve(), print).propose(CONTEXT)  # the registered llm rewriter
     explicit = Settings.resolve({"model": "other-model"})  # explicit beats the environment
     LLMRewriter(model=explicit.model, base_url=explicit.base_url, api_key="sk-explicit").propose(CONTEXT)
     assert [q.body["model"] for q in server.requests] == [MODEL, "other-model"]

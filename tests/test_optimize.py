@@ -99,11 +99,12 @@ def test_a_round_whose_fastest_version_waits_for_confirmation_says_so(tmp_path):
 def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
     events = []
     with OpenAIServer() as server:
-        server.script(fenced(CELLS / "add_fast.py"), fenced(CELLS / "add_unwritten.py"), "I would make it faster, but no code.")
+        server.script(fenced(CELLS / "add_fast.py"), fenced(CELLS / "add_unwritten.py"))
         result = kernel_lab.optimize(
             CELLS / "add_ref.py",
             rounds=1,
-            candidates=3,
+            llm_workers=1,
+            llm_turns=2,
             root=tmp_path,
             replay=REPLAY,
             rewriter="llm",
@@ -119,7 +120,7 @@ def test_llm_candidates_right_wrong_and_garbage_are_each_handled(tmp_path):
     assert wrong.correct is False and wrong.reason
     prompt = server.requests[0].prompt
     assert "memory_bound" in prompt and "add_kernel" in prompt  # bottlenecks and the cell reach the model
-    assert len(server.requests) == 3  # the prose-only answer was asked for, and skipped
+    assert len(server.requests) == 2  # one worker, two turns (tests/test_agent.py: the agent's turns)
 
 
 @pytest.mark.slow

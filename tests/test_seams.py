@@ -141,6 +141,7 @@ def test_cuda_cells_are_described_to_the_llm_as_cuda(tmp_path, monkeypatch):  # 
             candidates=1,
             root=tmp_path,
             rewriter="llm",
+            llm_workers=1,  # one conversation: the scripted replies go to it in order
             model="test-model",
             base_url=server.base_url,
             replay=samples.report("shared_bank_conflicts"),
@@ -158,6 +159,7 @@ def test_the_llm_is_told_which_kernel_each_bottleneck_belongs_to(tmp_path):  # b
             candidates=1,
             root=tmp_path,
             rewriter="llm",
+            llm_workers=1,  # one conversation: the scripted replies go to it in order
             model="test-model",
             base_url=server.base_url,
             replay=samples.report("memory_bound"),
@@ -175,6 +177,7 @@ def test_a_failing_llm_server_still_gives_a_result_with_every_version(tmp_path):
             candidates=1,
             root=tmp_path,
             rewriter="llm",
+            llm_workers=1,  # one conversation: the scripted replies go to it in order
             model="test-model",
             base_url=server.base_url,
             replay=samples.report("memory_bound"),
@@ -191,7 +194,7 @@ def test_the_default_rewriter_is_the_same_from_python_as_from_the_cli(tmp_path, 
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         server.script(fenced((CELLS / "add_fast.py").read_text()))
         result = kernel_lab.optimize(
-            CELLS / "add_ref.py", rounds=1, candidates=1, root=tmp_path, replay=samples.report("memory_bound")
+            CELLS / "add_ref.py", rounds=1, llm_workers=1, root=tmp_path, replay=samples.report("memory_bound")
         )
     assert [v.origin for v in result.session.versions] == ["original", "llm:test-model"]
 

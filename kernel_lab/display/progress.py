@@ -30,7 +30,8 @@ class Progress:
             self.step = event.message
         elif event.version is not None and event.state == "proposed":
             what = event.message.split(": ", 2)[-1]
-            self.rows[event.version] = [str(event.round), what, MARKS["proposed"]]
+            who = f"worker {event.worker}, turn {event.turn}: " if event.worker is not None else ""
+            self.rows[event.version] = [str(event.round), who + what, MARKS["proposed"]]
         elif event.version in self.rows and event.state in MARKS:
             self.rows[event.version][2] = MARKS[event.state]
         elif event.version in self.rows and event.state == "verified":

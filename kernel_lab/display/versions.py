@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kernel_lab.display.html import STYLE
 from kernel_lab.display.text import wrap
+from kernel_lab.display.transcript import transcript_html
 from kernel_lab.session import TIMING_NOTE, speed
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ def text(result: OptimizeResult) -> str:
     if why := s.why_best():  # read now: the user may have rejected a version since the run
         lines += wrap(why)
     lines += [line for n in (*result.notes, *_warnings(result)) for line in wrap(f"! {n}", "", "  ")]
+    if result.spent is not None:
+        lines += wrap(f"Asking the model: {result.spent.text()}.")
     if best is s.original:
         lines.append("No verified version was faster than the original; the original is kept.")
     else:
@@ -157,6 +160,7 @@ def version_view(result: OptimizeResult, number: int) -> str:
         f"{escape(state)}. {escape(v.explanation)}</p>"
         + "".join(f"<div class='note'>⚠ {escape(w)}</div>" for w in v.warnings)
         + diff_table(s.original.source, v.source, ("v000 (original)", v.label))
+        + transcript_html(s.folder(v))
         + "</div>"
     )
 
@@ -173,4 +177,6 @@ def html(result: OptimizeResult) -> str:
             " <code>_.apply()</code> puts it in a new cell below (your cell is not changed).</p>"
         )
         diff = diff_table(s.original.source, best.source, ("v000 (original)", best.label))
+    if result.spent is not None:
+        verdict += f"<p>Asking the model: {escape(result.spent.text())}.</p>"
     return f"{STYLE}{DIFF_STYLE}{header(result)}<div class='kl'>{verdict}{diff}</div>{before_after(result)}"

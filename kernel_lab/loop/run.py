@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from kernel_lab.cells import CellSource
 from kernel_lab.loop import steps
 from kernel_lab.loop.steps import Events, Parts, State, Stop
-from kernel_lab.session import Session
+from kernel_lab.loop.working import work
+from kernel_lab.rewrite.base import Working
+from kernel_lab.rewrite.budget import Spent
+from kernel_lab.session import Session, Version
 from kernel_lab.settings import Settings
 
 
@@ -18,6 +21,7 @@ class OptimizeRun:
     session: Session
     stop: Stop
     notes: tuple[str, ...] = ()
+    spent: Spent | None = None  # what asking a model cost (an agent's run)
 
     @property
     def stopped(self) -> str:
@@ -39,14 +43,23 @@ def optimize(cell: CellSource, settings: Settings, parts: Parts, *, notes: tuple
         stop = steps.begin(state, parts) or steps.diagnose(state, parts)
         if stop is not None:
             break
-        proposals = steps.propose(state, parts)
-        if isinstance(proposals, Stop):
-            stop = proposals
+        made = _round(state, parts)
+        if isinstance(made, Stop):
+            stop = made
             break
-        if (stop := steps.choose(state, steps.judge(state, parts, proposals))) is not None:
+        if (stop := steps.choose(state, made)) is not None:
             break
     stop = steps.finish(state, parts, stop or Stop("rounds", {"rounds": settings.rounds}))
-    return OptimizeRun(session, stop, steps.notes(state, parts, notes))
+    spent = state.budget.spent() if state.budget is not None else None
+    return OptimizeRun(session, stop, steps.notes(state, parts, notes), spent)
+
+
+def _round(state: State, parts: Parts) -> list[Version] | Stop:
+    """The round's versions: a working rewriter's (it judges its own, turn by turn), else the proposals judged."""
+    if isinstance(parts.rewriter, Working):
+        return work(state, parts, parts.rewriter)
+    proposals = steps.propose(state, parts)
+    return proposals if isinstance(proposals, Stop) else steps.judge(state, parts, proposals)
 
 
 __all__ = ["Events", "OptimizeRun", "Parts", "optimize"]

@@ -11,18 +11,20 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kernel_lab.analysis import cell
 from kernel_lab.cells import CellSource, language
 from kernel_lab.errors import KernelLabError
-from kernel_lab.loop.roof import carried, near_roof, ranked, roof_note
+from kernel_lab.loop.roof import carried, near_roof, ranked, reached, roof_note
 from kernel_lab.models import Bottleneck, Profile
 from kernel_lab.profiling import Profiler, start_ahead
 from kernel_lab.rewrite import cannot_fix, why_nothing
 from kernel_lab.rewrite.base import Attempt, Candidate, Explored, Exploring, RewriteContext, Rewriter
+from kernel_lab.rewrite.budget import Budget
+from kernel_lab.rewrite.harness import keep_harness
 from kernel_lab.session import Session, Version, speed
 from kernel_lab.settings import Settings
 from kernel_lab.verify import Judging, Verdict
@@ -44,6 +46,7 @@ STOPS = {
     "screened": "{rewriter} screened {count} around {version} (in this round or earlier ones): none untried was faster",
     "nothing_to_propose": "{rewriter} had nothing more to propose for {kind}{why}",
     "nothing_faster": "round {round} found nothing faster than {version}{waiting}",
+    "budget": "the LLM budget is spent: {why}",
 }
 
 
@@ -67,9 +70,11 @@ class Event:
     message: str
     round: int | None = None
     version: str | None = None  # "v003"
-    state: str | None = None  # "note", "profiling", "rewriting", "proposed", "checking", "timing", "done", "verified"
+    state: str | None = None  # "note", "profiling", "rewriting", "proposed", "checking", "timing", "done", "verified", "worker"
     outcome: str | None = None  # for "verified": how the version did, in words
     best: str | None = None  # for "verified": the best version so far, e.g. "v002, 1.84x"
+    worker: int | None = None  # for "worker": the LLM agent's worker (1-based) ...
+    turn: int | None = None  # ... and its turn
 
 
 Events = Callable[[Event], None]
@@ -108,6 +113,8 @@ class State:
     profile: Profile | None = None  # its profile
     bottlenecks: list[tuple[str, Bottleneck]] = field(default_factory=list)  # its bottlenecks, the costliest first
     reused: str = ""  # what was said when round 1 started from a given profile
+    budget: Budget | None = None  # what asking a model may cost and has cost (a working rewriter's), for the whole run
+    profiled: dict[int, Profile] = field(default_factory=dict)  # versions profiled when judged (by a working rewriter)
 
 
 def outcome(v: Version) -> str:
@@ -148,6 +155,8 @@ def begin(state: State, parts: Parts) -> Stop | None:
         return Stop("time_budget", {"seconds": budget})
     if not parts.profiler.profiles_cells and state.round > 1:
         return Stop("replay", {"profiler": parts.profiler.name})
+    if state.budget is not None and state.budget.spent().stopped:
+        return Stop("budget", {"why": state.budget.spent().stopped})
     if parts.interpreted and state.round == 1 and parts.judge is not None and (refused := parts.judge.refused()):
         return Stop("refused", {"why": refused.reason})  # at once, rather than each candidate timed out
     return None
@@ -182,7 +191,8 @@ def diagnose(state: State, parts: Parts) -> Stop | None:
 
 
 def _profile(state: State, parts: Parts) -> Profile:
-    """The current version's profile: the one given for the original (round 1), else a new one."""
+    """The current version's profile: the one given for the original (round 1), the one taken when it was judged,
+    else a new one."""
     current, first = state.current, parts.first
     report = state.session.folder(current) / REPORT
     if first is not None and current is state.session.original:
@@ -191,6 +201,9 @@ def _profile(state: State, parts: Parts) -> Profile:
         state.reused = f"v000 was not profiled again: round 1 started from the profile this cell already had ({first.collector})."
         parts.say(Event(state.reused, state.round, state="note"))
         return first
+    if (known := state.profiled.get(current.number)) is not None:  # profiled when a working rewriter judged it
+        parts.say(Event(f"round {state.round}: {current.label} was profiled when it was judged", state.round, state="note"))
+        return known
     if parts.profiler.profiles_cells:
         parts.say(Event(f"round {state.round}: profiling {current.label}", state.round, current.label, "profiling"))
     return parts.profiler.collect(CellSource(current.source), state.settings, output=report)
@@ -203,14 +216,7 @@ def propose(state: State, parts: Parts) -> list[Candidate] | Stop:
     of = "" if state.diagnosed is current else f" in {state.diagnosed.label}"
     message = f"round {state.round}: top bottleneck{of} {top.kind} ({top.score:.2f}); rewriting with {name}"
     parts.say(Event(message, state.round, current.label, "rewriting"))
-    context = RewriteContext(
-        source=current.source,
-        bottlenecks=[{**b.to_dict(), "kernel": kernel} for kernel, b in state.bottlenecks[:5]],
-        device=state.profile.kernels[0].device if state.profile.kernels else "unknown GPU",
-        history=tuple(state.history),
-        language=language(current.source),
-        interpreted=parts.interpreted,
-    )
+    context = rewrite_context(state, parts)
     try:
         explored = _explored(context, state, parts)
     except KernelLabError as err:
@@ -224,6 +230,26 @@ def propose(state: State, parts: Parts) -> list[Candidate] | Stop:
         return Stop("screened", {"rewriter": name, "count": count, "version": current.label})
     why = why_nothing(parts.rewriter, current.source)
     return Stop("nothing_to_propose", {"rewriter": name, "kind": top.kind, "why": f" ({why})" if why else ""})
+
+
+def rewrite_context(state: State, parts: Parts) -> RewriteContext:
+    """What the rewriter is told of the current version: its source, its profile's bottlenecks (the costliest five),
+    the whole cell's reading and its place on its roof when the profile has them, the round's history."""
+    assert state.profile is not None
+    profile, current = state.profile, state.current
+    reading = cell.read(profile)
+    where = reached(profile, state.bottlenecks[0][0]) if state.bottlenecks else None
+    return RewriteContext(
+        source=current.source,
+        bottlenecks=[{**b.to_dict(), "kernel": kernel} for kernel, b in state.bottlenecks[:5]],
+        device=profile.kernels[0].device if profile.kernels else "unknown GPU",
+        history=tuple(state.history),
+        language=language(current.source),
+        interpreted=parts.interpreted,
+        original=state.session.original.source,
+        cell=cell.prompt_section(reading) if reading is not None else "",
+        roof=f"{where[0]:.0%} of the {where[1]} roof" if where else "",
+    )
 
 
 def _configurations(n: int) -> str:
@@ -258,8 +284,11 @@ def _explored(context: RewriteContext, state: State, parts: Parts) -> Explored:
 
 
 def judge(state: State, parts: Parts, proposals: list[Candidate]) -> list[Version]:
-    """Every candidate a version; the judge's verdicts recorded in them, each said as it comes."""
+    """Every candidate a version, with the user's harness (:mod:`kernel_lab.rewrite.harness`); the judge's verdicts
+    recorded in them, each said as it comes."""
     session, round_, say = state.session, state.round, parts.say
+    kept = [keep_harness(session.original.source, c.source) for c in proposals]
+    proposals = [replace(c, source=k.source) for c, k in zip(proposals, kept)]
     made = [
         session.add(
             c.source,
@@ -271,8 +300,18 @@ def judge(state: State, parts: Parts, proposals: list[Candidate]) -> list[Versio
         )
         for c in proposals
     ]
-    for version, candidate in zip(made, proposals):
+    for version, candidate, k in zip(made, proposals, kept):
         say(Event(f"round {round_}: {version.label} proposed: {candidate.explanation}", round_, version.label, "proposed"))
+        if k.changed or k.dropped:
+            names = ", ".join((*k.changed, *k.dropped))
+            say(
+                Event(
+                    f"round {round_}: {version.label} keeps your {names} (the candidate had changed them)",
+                    round_,
+                    version.label,
+                    "note",
+                )
+            )
 
     def judging(index: int, step: str) -> None:
         say(Event(f"round {round_}: {made[index].label} {step}", round_, made[index].label, step))
@@ -282,16 +321,19 @@ def judge(state: State, parts: Parts, proposals: list[Candidate]) -> list[Versio
     assert parts.judge is not None
     for version, candidate, verdict in zip(made, proposals, parts.judge.check_many([c.source for c in proposals], judging)):
         record(session, version, verdict, parts.interpreted)
-        leader = session.best()
-        so_far = (
-            f"{leader.label}, {speed(leader, short=True)}"
-            if leader is not session.original and leader.speedup
-            else "the original"
-        )
-        said = outcome(version)
-        say(Event(f"round {round_}: {version.label} {said}", round_, version.label, "verified", said, so_far))
-        state.history.append(Attempt(candidate.explanation, said))
+        say(verified(session, version, round_))
+        state.history.append(Attempt(candidate.explanation, outcome(version)))
     return made
+
+
+def verified(session: Session, version: Version, round_: int) -> Event:
+    """The event of a judged version: how it did, and the best version so far."""
+    leader = session.best()
+    so_far = (
+        f"{leader.label}, {speed(leader, short=True)}" if leader is not session.original and leader.speedup else "the original"
+    )
+    said = outcome(version)
+    return Event(f"round {round_}: {version.label} {said}", round_, version.label, "verified", said, so_far)
 
 
 def choose(state: State, made: list[Version]) -> Stop | None:

@@ -9,6 +9,7 @@ from typing import Any
 from kernel_lab.errors import KernelLabError
 from kernel_lab.frontend import Cell, Reply, mimebundle, set_cell
 from kernel_lab.loop import OptimizeRun, Stop
+from kernel_lab.rewrite.budget import Spent
 from kernel_lab.session import Session, Version, speed
 
 NO_CELL = (
@@ -30,11 +31,12 @@ class OptimizeResult:
     notes: tuple[str, ...] = ()  # what the user must know about how it ran (replay, CPU)
     cell: Cell | None = None  # the notebook cell that ran %%optimize, when known
     stop: Stop | None = None  # why the loop ended, typed (its kind: kernel_lab.loop.steps.STOPS)
+    spent: Spent | None = None  # what asking a model cost: requests, tokens, money (the LLM agent's runs)
 
     @classmethod
     def of(cls, run: OptimizeRun, cell: Cell | None = None) -> OptimizeResult:
         """The result of a run of the loop, for the notebook ``cell`` that ran it (when known)."""
-        return cls(run.session, run.stopped, run.notes, cell, run.stop)
+        return cls(run.session, run.stopped, run.notes, cell, run.stop, run.spent)
 
     @property
     def best(self) -> Version:

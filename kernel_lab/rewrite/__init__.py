@@ -1,7 +1,7 @@
 """Rewriters: propose new versions of a cell from its diagnosis.
 
 Built in: ``search`` (the built-in optimizer: launch parameters and known CUDA transformations) and
-``llm`` (any OpenAI-compatible chat model). A package can add its own under the entry-point group
+``llm`` (any OpenAI-compatible chat model, as an agent: :mod:`kernel_lab.rewrite.agent`). A package can add its own under the entry-point group
 ``kernel_lab.rewriters`` (``mine = "my_package.module:MyRewriter"``): the object named there is a class
 with ``from_settings(settings, say)`` or a function ``(settings, say) -> Rewriter``, and what it makes
 must have a ``name``, a ``propose(context, n)`` method and, optionally, ``cannot_fix`` (the bottleneck
@@ -21,7 +21,7 @@ from kernel_lab.rewrite.base import Rewriter
 from kernel_lab.settings import Settings
 
 ENTRY_POINTS = "kernel_lab.rewriters"
-BUILTIN = {"search": "kernel_lab.rewrite.search:SearchRewriter", "llm": "kernel_lab.rewrite.llm:LLMRewriter"}
+BUILTIN = {"search": "kernel_lab.rewrite.search:SearchRewriter", "llm": "kernel_lab.rewrite.agent:LLMAgent"}
 Say = Callable[[str], None]
 
 

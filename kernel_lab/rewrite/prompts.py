@@ -9,20 +9,51 @@ from typing import Any
 
 from kernel_lab.rewrite.base import Attempt, RewriteContext
 
-SYSTEM_PROMPT = """\
+RULES = """\
 You optimize GPU kernels written in a Jupyter cell. The cell defines its kernels, make_inputs() \
 which builds the inputs, and run(*inputs) which launches the kernels and returns the result.
 Rewrite the whole cell so that run(*make_inputs()) is faster while computing the same function.
 Rules:
 - Keep make_inputs() as it is and keep the signature of run; run must return the same dtype and shape \
-and the same values up to floating-point rounding.
+and the same values up to floating-point rounding. make_inputs, SHAPES and the functions run does not \
+call are the user's harness: they are put back as the user wrote them before your cell is judged.
 - Do the computation in the cell's own kernels, in the cell's language: no calls to library \
 implementations of it (torch, cuBLAS, cuDNN, ...); torch may only allocate and reshape tensors.
 - Fix the most costly bottleneck first, using its evidence and source lines.
 - Do not repeat an earlier attempt that was wrong, did not compile or was not faster.
+{language}
 Answer with exactly one fenced ```python block that contains the whole cell (imports, kernels, \
 make_inputs, run), then a short explanation (at most 4 sentences) of what you changed that names \
 the bottleneck kind it addresses (for example uncoalesced_global)."""
+#: what each language's kernels need, in the system prompt
+LANGUAGE_RULES = {
+    "triton": "- Triton: keep @triton.jit kernels launched from Python; block sizes are tl.constexpr powers of two; "
+    "mask every load and store that may pass the data's end; accumulate reductions in float32.",
+    "cuda": "- CUDA: keep the C++ source built with torch.utils.cpp_extension.load_inline and its Python binding; "
+    "coalesce global accesses (consecutive threads, consecutive addresses), stage reused data in __shared__ memory, "
+    "reduce within a warp (__shfl_down_sync) before any atomic.",
+}
+AGENT = """
+You work in turns: after each answer you get the judge's verdict on it (a compile or Python error with the line \
+numbers of the cell you sent; wrong values with where, by how much and on which input set; its time against the \
+original's and the best so far; the judge's warnings) and, when it is correct, its own profile. Fix what the \
+verdict names, or go on from the profile's new top bottleneck; answer every turn with the whole cell again."""
+
+
+LAUNCH = """\
+You tune the launch configurations of the Triton kernels of a Jupyter cell: block sizes (tl.constexpr), group sizes, \
+num_warps and num_stages. You do not write code: each turn you answer with a JSON list of configurations to try; \
+each is applied to the cell, measured, and the fastest is judged for correctness and speed. You then get the \
+measured times and the judge's verdict, and answer with the next configurations to try, nearer the fastest."""
+
+
+def system_prompt(language: str = "triton", agent: bool = False, launch: bool = False) -> str:
+    """The system prompt for a cell in ``language``; ``agent``: the model works in turns with the judge's feedback;
+    ``launch``: it proposes launch configurations only."""
+    if launch:
+        return LAUNCH
+    return RULES.format(language=LANGUAGE_RULES.get(language, "")) + (AGENT if agent else "")
+
 
 LANGUAGES = {
     "triton": "Triton (@triton.jit kernels launched from Python)",
@@ -33,20 +64,31 @@ MAX_EXPLANATION = 300  # characters of an earlier attempt's explanation kept in 
 
 def build_messages(context: RewriteContext) -> list[dict[str, str]]:
     """The chat messages for ``context``: the system prompt and one user message."""
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user_message(context)}]
+    return [{"role": "system", "content": system_prompt(context.language)}, {"role": "user", "content": user_message(context)}]
 
 
-def user_message(context: RewriteContext) -> str:
-    """Device, cell (with where ``run`` is), ranked bottlenecks and earlier attempts; deterministic."""
+ASK = (
+    "Rewrite the whole cell. Answer with one ```python block holding the whole cell, "
+    "then a short explanation naming the bottleneck kind it addresses."
+)
+
+
+def user_message(context: RewriteContext, direction: str = "", ask: str = ASK) -> str:
+    """Device, cell (with where ``run`` is), ranked bottlenecks, the whole cell's reading, where it stands on its roof,
+    earlier attempts, and the ``direction`` to take; deterministic."""
     return "\n\n".join(
-        [
+        part
+        for part in [
             f"Device: {context.device}\nLanguage: {LANGUAGES.get(context.language, context.language)}",
             _cell(context.source),
             _bottlenecks(context.bottlenecks),
+            context.cell,
+            f"## The roof\nThe top kernel runs at {context.roof}." if context.roof else "",
             _history(context.history),
-            "Rewrite the whole cell. Answer with one ```python block holding the whole cell, "
-            "then a short explanation naming the bottleneck kind it addresses.",
+            direction,
+            ask,
         ]
+        if part
     )
 
 
@@ -75,7 +117,7 @@ def _number(value: Any) -> str:
     return f"{value:.4g}"
 
 
-def _bottleneck(rank: int, b: Mapping[str, Any]) -> str:
+def bottleneck(rank: int, b: Mapping[str, Any]) -> str:
     lines = [f"{rank}. {b.get('kind', '?')} (score {_number(b.get('score', 0.0))}): {b.get('summary', '')}".rstrip()]
     if b.get("kernel"):
         lines.append(f"   kernel: {b['kernel']}")
@@ -97,7 +139,7 @@ def _bottleneck(rank: int, b: Mapping[str, Any]) -> str:
 def _bottlenecks(bottlenecks: Sequence[Mapping[str, Any]]) -> str:
     if not bottlenecks:
         return "## Bottlenecks\nNone found by the profiler; look for a faster formulation."
-    ranked = "\n".join(_bottleneck(i, b) for i, b in enumerate(bottlenecks, 1))
+    ranked = "\n".join(bottleneck(i, b) for i, b in enumerate(bottlenecks, 1))
     return f"## Bottlenecks (ranked; score = share of the kernel's time it costs)\n{ranked}"
 
 
