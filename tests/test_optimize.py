@@ -287,3 +287,15 @@ def test_a_version_near_its_roof_by_the_judges_times_is_not_profiled_until_it_is
     assert result.stopped.endswith(f"; {best.label} runs at 88% of the DRAM roof (DRAM bytes moved) by its profile"), (
         result.stopped
     )
+
+
+def test_a_naive_transpose_at_the_dram_roof_is_not_stopped_there_its_wasted_sectors_counted():
+    """Lesson 2's naive AoS-to-SoA copy moves DRAM at 92% of the roof, counting the sectors its strided reads waste:
+    the loop does not stop on that roof while the top bottleneck is the uncoalescing itself."""
+    from kernel_lab.loop.roof import near_roof, ranked
+
+    profile = load_recorded(Path(kernel_lab.__file__).parent / "course" / "lessons" / "02_coalescing" / "naive.ncu-rep")
+    kernel, top = ranked(profile)[0]
+    assert top.kind == "uncoalesced_global"
+    assert near_roof(profile, kernel) is not None  # by the bytes moved, at its roof
+    assert near_roof(profile, kernel, top.kind) is None

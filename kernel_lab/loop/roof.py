@@ -11,6 +11,10 @@ from kernel_lab.rewrite.launch import parameter_only
 from kernel_lab.session import Version
 
 NEAR_ROOF = 0.9  # stop when the top kernel reaches this fraction of the roof that bounds it
+#: top bottlenecks that leave a kernel at its roof with much to gain: the bytes the roof counts include the sectors
+#: uncoalesced reads waste (a naive transpose at 92% of DRAM's), the FP32 roof is not the tensor cores', and a
+#: kernel at its roof may move what a fused cell would not
+PAST_THE_ROOF = frozenset({"uncoalesced_global", "tensor_cores_unused", "fusion"})
 SAME_SIZE = 0.9  # a version the judge timed under this share of its profiled kernel time ran another size
 
 
@@ -33,8 +37,11 @@ def reached(profile: Profile, kernel: str) -> tuple[float, str] | None:
     return roofline(max(launches, key=lambda k: k.get(M.DURATION) or 0)).reached()
 
 
-def near_roof(profile: Profile, kernel: str) -> str | None:
-    """'93% of the DRAM roof (DRAM bytes moved)' when the kernel (its costliest launch) is within reach of its roof, else None."""
+def near_roof(profile: Profile, kernel: str, top: str = "") -> str | None:
+    """'93% of the DRAM roof (DRAM bytes moved)' when the kernel (its costliest launch) is within reach of its roof, else
+    None; None too when its top bottleneck ``top`` is one a kernel at that roof still has (:data:`PAST_THE_ROOF`)."""
+    if top in PAST_THE_ROOF:
+        return None
     where = reached(profile, kernel)
     return phrase(*where).removeprefix("at ") if where and where[0] >= NEAR_ROOF else None
 

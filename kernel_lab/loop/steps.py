@@ -185,9 +185,15 @@ def diagnose(state: State, parts: Parts) -> Stop | None:
     state.diagnosed = current
     if not state.bottlenecks or state.bottlenecks[0][1].score < MIN_GAIN:
         return Stop("no_bottleneck", {"share": MIN_GAIN, "version": current.label})
-    if (near := near_roof(state.profile, state.bottlenecks[0][0])) is not None:
+    if (near := near_roof(state.profile, *_top(state))) is not None:
         return Stop("near_roof", {"version": current.label, "roof": near})
     return None
+
+
+def _top(state: State) -> tuple[str, str]:
+    """The kernel of the top bottleneck and its kind."""
+    kernel, top = state.bottlenecks[0]
+    return kernel, top.kind
 
 
 def _profile(state: State, parts: Parts) -> Profile:
