@@ -38,8 +38,9 @@ def test_the_profiled_cell_builds_in_its_folder(tmp_path):
 
 @pytest.mark.slow
 def test_the_judge_builds_each_version_in_its_folder(tmp_path, monkeypatch):
-    from kernel_lab.verify import verify
+    from kernel_lab.verify import verify, workers
 
+    workers.clear()  # processes an earlier test started ahead hold that test's environment
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
     seen = tmp_path / "seen.txt"
     cell = (
