@@ -8,7 +8,6 @@ without the sleep is far faster, one that sleeps 80 ms far slower (its kernel un
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -17,13 +16,13 @@ from typing import Any
 
 import pytest
 from openai_server import OpenAIServer
+from profilers import EveryCell
 
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.display.progress import Progress
 from kernel_lab.display.versions import version_view
 from kernel_lab.frontend import Cell
-from kernel_lab.profiling.replay import ReplayProfiler
 from kernel_lab.rewrite.agent import directions
 from kernel_lab.rewrite.base import RewriteContext
 from kernel_lab.rewrite.conversation import answers
@@ -243,26 +242,12 @@ def test_the_launch_workers_configurations_are_screened_and_only_the_fastest_jud
     assert all(("BLOCK=128" in v.source) != ("BLOCK=4096" in v.source) for v in made) and made[0].source != made[1].source
 
 
-class Profiling(ReplayProfiler):
-    """A recorded report for whatever cell it is given, as if it had profiled that cell now; keeps the cells."""
-
-    profiles_cells = True
-
-    def __init__(self, path):
-        super().__init__(path)
-        self.cells = []
-
-    def collect(self, cell, settings, on_progress=None, output=None):
-        self.cells.append(cell.text)
-        return dataclasses.replace(super().collect(cell, settings, on_progress, output), replay=False, mismatch="")
-
-
 @pytest.mark.slow
 def test_a_version_profiled_when_judged_is_not_profiled_again_for_the_next_round(tmp_path):
     def model(messages: Messages) -> str:
         return fenced(FAST) if "time.sleep(0.04)" in str(messages[1]["content"]) else "Nothing more."
 
-    profiler = Profiling(REPLAY)
+    profiler = EveryCell(REPLAY, live=True)
     with OpenAIServer(policy=model) as server:
         result, events = optimize(tmp_path, server, rounds=2, llm_turns=1, profiler=profiler, replay=None)
     fast = result.session.versions[1]

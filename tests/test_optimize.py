@@ -9,13 +9,13 @@ import nbformat
 import pytest
 from conftest import run_python
 from openai_server import OpenAIServer
+from profilers import EveryCell
 from test_notebook import execute, outputs
 
 import kernel_lab
 from kernel_lab import samples
 from kernel_lab.display.versions import version_view
 from kernel_lab.loop.roof import carried
-from kernel_lab.profiling.replay import ReplayProfiler
 from kernel_lab.profiling.replay import load as load_recorded
 from kernel_lab.rewrite.base import Candidate, Explored
 from kernel_lab.rewrite.launch import apply, launches
@@ -237,20 +237,6 @@ class Wider:
 
     def explore(self, context, measure, *, n, budget_s, most):
         return Explored(tuple(self.propose(context, n)))
-
-
-class EveryCell(ReplayProfiler):
-    """A recorded report for whatever cell it is given, as if it had profiled it; keeps which cells it was given."""
-
-    profiles_cells = True
-
-    def __init__(self, path):
-        super().__init__(path)
-        self.cells = []
-
-    def collect(self, cell, settings, on_progress=None, output=None):
-        self.cells.append(cell.text)
-        return super().collect(cell, settings, on_progress, output)
 
 
 @pytest.mark.slow
