@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import zmq_polls
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "kernel_lab" / "samples"
@@ -39,6 +40,8 @@ def has_ncu() -> bool:
 #: per torch process, as the judge's and the interpreter's tensors are tiny and two threads a process only spin
 #: against each other on two cores (a course test: 3m54 s of CPU with two, 3m15 s with one); without a GPU, a screen
 #: of 8 launch configurations a round where the screen is not the subject (tests of the screen give their own).
+zmq_polls.install()  # nbclient in the tests: a missed zmq wake-up costs a second, not a cell's timeout
+
 TEST_ENVIRONMENT = {"OMP_NUM_THREADS": "1", **({} if has_gpu() else {"KERNEL_LAB_SCREEN": "8"})}
 for _name, _value in TEST_ENVIRONMENT.items():
     os.environ.setdefault(_name, _value)

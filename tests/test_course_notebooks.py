@@ -17,6 +17,7 @@ from conftest import ROOT, has_gpu
 from kernel_lab.course import catalog
 
 LESSONS = catalog.all_lessons()
+TESTS = ROOT / "tests"  # zmq_polls, for the notebooks' own Pythons
 
 
 SLOW_NOTEBOOK_S = 180.0  # a lesson slower than this in replay mode is reported (CI once waited ~10 min in lesson 6)
@@ -40,6 +41,9 @@ def slow_cells(nb: nbformat.NotebookNode, over: float = 30.0) -> list[str]:
 RUN_NOTEBOOK = """
 import sys, nbformat
 from nbclient import NotebookClient
+sys.path.insert(0, sys.argv[3])
+import zmq_polls
+zmq_polls.install()
 nb = nbformat.read(sys.argv[1], as_version=4)
 try:
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": sys.argv[2]}}).execute()
@@ -54,13 +58,14 @@ def test_every_lesson_notebook_runs_in_replay_mode(tmp_path):
     # Each notebook runs in its own Python (two at a time): nbclients in threads of one process once waited
     # 10 minutes on CI outside any cell, as if a zmq wake-up was lost between the threads' event loops. It happened
     # in a process of its own too (10_capstone: 611 s, every cell under 30 s by the kernel's clock, 6 s alone): the
-    # reply was read when the cell's timeout ran out, so that timeout is 2 minutes (a replayed cell takes seconds).
+    # reply was read when the cell's timeout ran out (tests/zmq_polls.py now looks every second, and the cell
+    # timeout is 2 minutes: a replayed cell takes seconds).
     def execute(lesson):
         folder = tmp_path / lesson.id
         folder.mkdir()
         started = time.monotonic()
         subprocess.run(
-            [sys.executable, "-c", RUN_NOTEBOOK, str(ROOT / "notebooks" / f"{lesson.id}.ipynb"), str(folder)],
+            [sys.executable, "-c", RUN_NOTEBOOK, str(ROOT / "notebooks" / f"{lesson.id}.ipynb"), str(folder), str(TESTS)],
             check=True,
             timeout=900,
         )
