@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,16 @@ class CellSource:
         return self.path.stem if self.path else "cell"
 
 
+_PARSING = threading.Lock()
+
+
+def parse(source: str) -> ast.Module:
+    """``ast.parse``, one thread at a time: Python 3.11's parser fails ("AST constructor recursion depth mismatch")
+    when threads parse at once, as the judge's and the agent's threads do (seen in the suite on 3.11.7)."""
+    with _PARSING:
+        return ast.parse(source)
+
+
 def kernel_names(source: str) -> list[str]:
     """Names of the Triton (``@triton.jit``) and CUDA (``__global__``) kernels defined in ``source``."""
     names = _TRITON_KERNEL.findall(source) + _WRAPPED_KERNEL.findall(source) + _CUDA_KERNEL.findall(source)
@@ -67,7 +78,7 @@ def check(cell: CellSource, *, optimize: bool = False, gpu: bool = True, first_l
     """
     name = cell.path.name if cell.path else "The cell"
     try:
-        tree = ast.parse(cell.text)
+        tree = parse(cell.text)
     except SyntaxError as exc:
         line = (exc.lineno or 1) + first_line - 1
         where = f"{cell.path.name} line {line}" if cell.path else f"Line {line} of the cell"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kernel_lab.analysis.source import file_lines, toolchain
+from kernel_lab.cells import parse
 from kernel_lab.models import Kernel, LaunchRecord
 
 
@@ -30,7 +31,7 @@ class KernelCode:
 @lru_cache(maxsize=64)
 def _tree(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return parse(text)
     except (SyntaxError, ValueError):
         return None
 

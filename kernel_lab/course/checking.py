@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernel_lab.cells import parse
 from kernel_lab.course import catalog, progress
 from kernel_lab.course.facts import Facts, facts, of_result
 from kernel_lab.course.model import Fix, Lesson, Target
@@ -38,7 +39,7 @@ def _source_of(source: str | Path) -> str:
 def normalized(source: str) -> str | None:
     """The source without comments and formatting (CUDA strings too), to recognise known versions."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return None
     for node in ast.walk(tree):
@@ -65,7 +66,7 @@ def known_version(lesson: Lesson, source: str) -> str | None:
 def _inputs_part(source: str) -> list[ast.stmt]:
     """The statements that make a cell's inputs: imports, module-level constants, make_inputs."""
     keep: list[ast.stmt] = []
-    for node in ast.parse(source).body:
+    for node in parse(source).body:
         if (
             isinstance(node, (ast.Import, ast.ImportFrom))
             or (isinstance(node, ast.Assign) and "load_inline" not in ast.unparse(node))

@@ -14,6 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel_lab.cells import parse
 from kernel_lab.errors import KernelLabError
 from kernel_lab.lifting import source as src
 from kernel_lab.lifting.plan import Plan, plan_of, tuple_of
@@ -109,7 +110,7 @@ def write(
 ) -> Lifted:
     """The lifted cell of ``launch``, the kernel's text from ``found``; ``reference``: the code of the cell's
     ``_original()``, which returns the original kernel object (see :mod:`kernel_lab.lifting.original`)."""
-    tree = ast.parse(found.text)
+    tree = parse(found.text)
     fn = src.kernel_def(tree, launch.kernel)
     if fn is None:
         raise CannotLift(f"{found.file} has no def {launch.kernel}.")
@@ -190,7 +191,7 @@ def _compose(
     lines += [extracted.kernel.rstrip(), "", "", "# --- the launch, as recorded ---"]
     if plan.extent:
         lines += [EXTENT.strip(), "", ""]
-    fn = src.kernel_def(ast.parse(extracted.kernel), launch.kernel)
+    fn = src.kernel_def(parse(extracted.kernel), launch.kernel)
     assert fn is not None
     lines += _functions(launch.kernel, fn, plan, written)
     return "\n".join([*lines, "", "", reference.rstrip(), ""])

@@ -7,12 +7,12 @@ public way to remove one; undoing the patch routes the graphs away from it.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import sys
 from types import ModuleType
 from typing import Any
 
+from kernel_lab.cells import parse
 from kernel_lab.lifting import library
 from kernel_lab.lifting import source as src
 from kernel_lab.lifting.cell import Lifted
@@ -62,7 +62,7 @@ def triton_op(name: str, found: Change) -> Any:
     params = list(found.kernel.arg_names)
     named = dict(found.after.args)
     tensors = [p for p in params if isinstance(named.get(p), TensorRecord)]
-    fn = src.kernel_def(ast.parse(found.text), found.after.kernel)
+    fn = src.kernel_def(parse(found.text), found.after.kernel)
     written = src.written(fn, tensors) if fn is not None else tensors
     options = {k: v for k, v in named.items() if k not in params}
     grid = found.after.grid

@@ -15,6 +15,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kernel_lab.cells import parse
+
 _DEPTH = 4  # wrappers followed to the @triton.jit function (autotune over heuristics over jit)
 
 
@@ -33,7 +35,7 @@ def jit_function(obj: Any) -> Any:
 def _shape(source: str) -> str | None:
     """A function's syntax without its decorators, for comparing two copies of a kernel."""
     try:
-        fn = ast.parse(textwrap.dedent(source)).body[0]
+        fn = parse(textwrap.dedent(source)).body[0]
     except (SyntaxError, IndexError):
         return None
     if not isinstance(fn, ast.FunctionDef):
@@ -60,7 +62,7 @@ def constexprs(obj: Any) -> set[str]:
     params = getattr(fn, "params", None)
     if params is not None:
         return {p.name for p in params if p.is_constexpr}
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn.fn)))
+    tree = parse(textwrap.dedent(inspect.getsource(fn.fn)))
     node = tree.body[0]
     assert isinstance(node, ast.FunctionDef)
     return {a.arg for a in node.args.args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_lab import metrics as M
+from kernel_lab.cells import parse
 from kernel_lab.errors import KernelLabError
 from kernel_lab.lifting import library, original
 from kernel_lab.lifting import source as src
@@ -128,5 +129,5 @@ def lift_from(profile: Profile, kernel: str, number: int = 0) -> Lifted:
 def _def_text(text: str, kernel: str) -> str | None:
     import ast
 
-    fn = src.kernel_def(ast.parse(text), kernel)
+    fn = src.kernel_def(parse(text), kernel)
     return ast.get_source_segment(text, fn) if fn is not None else None

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel_lab.cells import parse
+
 #: the imports every lifted cell starts with (a module's own copy of them is not repeated)
 HEADER_IMPORTS = ("import torch", "import triton", "import triton.language as tl")
 _STORES = re.compile(r"(^|\.)(store|atomic_\w+)$")
@@ -109,7 +111,7 @@ class Extracted:
 def extract(text: str, name: str, package: str | None = None, drop: tuple[str, ...] = ()) -> Extracted:
     """Kernel ``name`` of a module's ``text`` and what it needs from the module (see the module docstring).
     ``package``: the module's package, to make its relative imports absolute; ``drop``: statements left out."""
-    tree = ast.parse(text)
+    tree = parse(text)
     fn = kernel_def(tree, name)
     if fn is None:
         raise ValueError(f"no def {name} in the text")

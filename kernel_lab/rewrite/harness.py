@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from kernel_lab.cells import parse
+
 HARNESS = ("make_inputs", "SHAPES")  # always the user's, whatever reads them
 
 
@@ -82,7 +84,7 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 def harness_names(original: str) -> list[str]:
     """The names of the user's harness in ``original``, in the order it defines them: ``make_inputs``, ``SHAPES``,
     the functions ``run`` does not reach, and the constants these read (through anything but ``run``'s own)."""
-    top = _top(ast.parse(original))
+    top = _top(parse(original))
     run = _closure({"run"}, top, FUNCTIONS, set()) if "run" in top else set()
     uncalled = {n for n, node in top.items() if isinstance(node, FUNCTIONS) and n not in run}
     roots = {n for n in HARNESS if n in top} | uncalled
@@ -106,7 +108,7 @@ def _text(lines: list[str], node: ast.stmt) -> list[str]:
 def keep_harness(original: str, answer: str) -> Kept:
     """``answer`` with the harness of ``original`` as the user wrote it (unchanged when either does not parse)."""
     try:
-        mine, theirs = ast.parse(original), ast.parse(answer)
+        mine, theirs = parse(original), parse(answer)
         names = harness_names(original)
     except (SyntaxError, ValueError):
         return Kept(answer)

@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from kernel_lab.cells import parse
+
 BLOCK_NAME = re.compile(r"BLOCK|TILE|SIZE|CHUNK", re.I)
 #: a group of programs that share a tile row (program order, as the Triton tutorial's GROUP_SIZE_M): not a group of
 #: heads, of quantized values or of tensors, which the problem sets
@@ -523,7 +525,7 @@ def interpreted(launch: Launch) -> Launch:
 
 def launches(source: str) -> list[Launch]:
     """The launches of the cell's own Triton kernels, with their knobs (see the module docstring)."""
-    return _launches(ast.parse(source))
+    return _launches(parse(source))
 
 
 def _launches(tree: ast.Module) -> list[Launch]:
@@ -791,7 +793,7 @@ def parameter_only(original: str, variant: str) -> bool:
     launches: each site an integer literal, an autotuned kernel's configs one written-out configuration, and no
     launch option added but an integer literal. Decided from the syntax trees, before any of it runs."""
     try:
-        a, b = ast.parse(original), ast.parse(variant)
+        a, b = parse(original), parse(variant)
     except SyntaxError:
         return False
     found = _launches(a)
