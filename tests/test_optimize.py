@@ -285,3 +285,30 @@ def test_a_naive_transpose_at_the_dram_roof_is_not_stopped_there_its_wasted_sect
     assert top.kind == "uncoalesced_global"
     assert near_roof(profile, kernel) is not None  # by the bytes moved, at its roof
     assert near_roof(profile, kernel, top.kind) is None
+
+
+def test_the_end_says_where_the_best_version_stands_on_its_roof_though_its_wasted_sectors_reach_it(tmp_path):
+    """The loop's end (steps.finish) adds where the best version's own profile puts it: for the naive transpose,
+    at the DRAM roof by bytes moved, which is not a near-roof stop (its top bottleneck is the uncoalescing)."""
+    from kernel_lab.loop.roof import ranked
+    from kernel_lab.loop.steps import Parts, State, Stop, finish
+    from kernel_lab.settings import Settings
+
+    lesson = Path(kernel_lab.__file__).parent / "course" / "lessons" / "02_coalescing"
+    profile = load_recorded(lesson / "naive.ncu-rep")
+    session = Session.create(tmp_path, "transpose", (lesson / "naive.py").read_text())
+    best = session.add(
+        session.original.source + "\n# v001\n",
+        origin="search",
+        correct=True,
+        speedup=2.0,
+        significant=True,
+        time_ms=1.0,
+        reference_ms=2.0,
+    )
+    (session.folder(best) / "profile.ncu-rep").write_bytes(b"")  # profiled when judged: not profiled again
+    state = State(Settings(), session, best, diagnosed=best, profile=profile, bottlenecks=ranked(profile))
+    parts = Parts(profiler=EveryCell(lesson / "naive.ncu-rep"), rewriter=None, judge=None)  # type: ignore[arg-type]
+    stop = finish(state, parts, Stop("rounds", {"rounds": 2}))
+    assert stop.text().startswith("ran 2 round(s); v001 runs at ") and "of the DRAM roof" in stop.text(), stop.text()
+    assert finish(state, parts, Stop("near_roof", {"version": "v001", "roof": "92%"})).after == ""  # said already

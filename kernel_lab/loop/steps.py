@@ -387,7 +387,7 @@ def finish(state: State, parts: Parts, stop: Stop) -> Stop:
         return stop
     own = state.profile if best is state.diagnosed else None  # the best version's profile
     top = state.bottlenecks[0][0] if state.bottlenecks else None
-    if own is not None and top is not None and near_roof(own, top) is not None:
+    if stop.kind == "near_roof":
         own = None  # the stop said where it stands
     if not report.exists():
         message = f"profiling the best version {best.label} for the before/after view"
