@@ -31,10 +31,17 @@ FLAG = {flag!r}
 _make = make_inputs
 
 
+def judge_pid():  # the process that judges: this sandbox's parent, or the parent of the zygote it was forked from
+    pid = os.getppid()
+    if b"kernel_lab.verify.zygote" in open(f"/proc/{{pid}}/cmdline", "rb").read():
+        pid = int(open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[1])
+    return pid
+
+
 def make_inputs(*args):
     if not os.path.exists(FLAG):
         open(FLAG, "w").close()
-        os.kill(os.getppid(), signal.SIGKILL)  # the judge task's worker: Ray runs the task again elsewhere
+        os.kill(judge_pid(), signal.SIGKILL)  # the judge task's worker: Ray runs the task again elsewhere
     return _make(*args)
 """
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_lab.processes import child_env, kill_group, signal_name
-from kernel_lab.verify import protocol
+from kernel_lab.verify import protocol, zygote
 
 SANDBOX = "kernel_lab.verify.sandbox"
 SCREEN = "kernel_lab.verify.screen_worker"
@@ -56,18 +56,14 @@ class Worker:
         if device == "cpu":
             env.update(CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
         # a sandbox's command line (and folder, and environment) is the same whichever side it serves
-        command = [sys.executable, "-m", module, *(["screen"] if module == SCREEN else [])]
-        command += [
-            "--requests",
-            str(requests_r),
-            "--replies",
-            str(replies_w),
-        ]
-        command += ["--device", device] if device else []
-        command += ["--warm"] if warm and module == SANDBOX else []
+        argv = [*(["screen"] if module == SCREEN else []), *(["--device", device] if device else [])]
+        argv += ["--warm"] if warm and module == SANDBOX else []
         with self.log.open("w") as log:
-            self.proc = subprocess.Popen(
-                command,
+            forked = None
+            if device == "cpu":  # forked from the zygote: torch and Triton loaded already
+                forked = zygote.spawn(module, argv, env, folder, [log.fileno(), requests_r, replies_w])
+            self.proc: subprocess.Popen | zygote.Forked = forked or subprocess.Popen(
+                [sys.executable, "-m", module, *argv, "--requests", str(requests_r), "--replies", str(replies_w)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -80,7 +76,7 @@ class Worker:
         self._closed = weakref.finalize(self, Worker._kill, self.proc, self.requests, self.replies)
 
     @staticmethod
-    def _kill(proc: subprocess.Popen, *fds: int) -> None:
+    def _kill(proc: subprocess.Popen | zygote.Forked, *fds: int) -> None:
         kill_group(proc.pid)
         for fd in fds:
             os.close(fd)
@@ -141,6 +137,8 @@ class Worker:
             return f"the {self.who} broke off talking to the judge {where}"  # a crash, as far as a verdict goes
         lines = [s.strip() for s in self.log.read_text(errors="replace").splitlines() if s.strip()]
         last = f": {lines[-1][:300]}" if lines else ""
+        if getattr(self.proc, "lost", False):
+            return f"the {self.who} ended its process {where}, and with it the process it was started from{last}"
         if status < 0:
             return f"the {self.who} crashed ({signal_name(-status)}) {where}"
         return f"the {self.who} ended its process (exit status {status}) {where}{last}"
