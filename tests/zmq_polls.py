@@ -28,7 +28,11 @@ async def _get_msg(self: Any, timeout: float | None = None) -> dict[str, Any]:
 
 
 def install() -> None:
-    """Make jupyter_client's asyncio channels (nbclient's) poll in slices, in this process."""
-    from jupyter_client.channels import AsyncZMQSocketChannel
+    """Make jupyter_client's asyncio channels (nbclient's) poll in slices, in this process (where it is installed:
+    the GPU machine has no Jupyter)."""
+    try:
+        from jupyter_client.channels import AsyncZMQSocketChannel
+    except ImportError:
+        return
 
     AsyncZMQSocketChannel.get_msg = _get_msg  # type: ignore[method-assign,assignment]
