@@ -111,10 +111,12 @@ def main() -> None:
     for _ in range(args.repeats):
         for side, package in (("before", args.before), ("after", ROOT)):
             rows[("single verify", side)] += measure(SINGLE, package, args.reference, args.candidate, args.device)
+            print(f"single verify, {side}: {rows[('single verify', side)][-1]:.2f} s", flush=True)
         judge = args.before / "kernel_lab/verify/judge.py"
         old = ROUND_AFTER if judge.exists() and "class Judge" in judge.read_text() else ROUND_BEFORE
         for side, package, code in (("before", args.before, old), ("after", ROOT, ROUND_AFTER)):
             rows[("per candidate, 4 in a session", side)] += measure(code, package, args.reference, args.candidate, args.device)
+            print(f"per candidate of 4, {side}: {rows[('per candidate, 4 in a session', side)][-1]:.2f} s", flush=True)
     print(f"judge wall time, {args.device}, {args.reference.name} vs {args.candidate.name}, median of {args.repeats}")
     for what in ("single verify", "per candidate, 4 in a session"):
         before, after = (statistics.median(rows[(what, side)]) for side in ("before", "after"))
