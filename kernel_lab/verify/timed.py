@@ -50,77 +50,112 @@ def children() -> set[int]:
 def batch_timer(leaves: Callable[[Any], list[torch.Tensor]]) -> Batch:
     """The batch of timed calls, with every step it takes bound now (see the module docstring). ``leaves``: a result's
     tensors."""
-    perf, sync = time.perf_counter, getattr(torch._C, "_cuda_synchronize", None)
-    spin, zero, copy, event = torch.cuda._sleep, torch.Tensor.zero_, torch.Tensor.copy_, torch.cuda.Event
+    perf, sync, empty = time.perf_counter, getattr(torch._C, "_cuda_synchronize", None), torch.empty
     elapsed = getattr(getattr(torch._C, "_CudaEventBase", None), "elapsed_time", None) or torch.cuda.Event.elapsed_time
-    enumerate_threads, join, wait_pid = threading.enumerate, threading.Thread.join, os.waitpid
-    empty = torch.empty
-
-    def synchronize(device: torch.device) -> None:
-        if device.type == "cuda" and sync is not None:
-            sync()
-
-    def settle(threads: set[int | None], procs: set[int]) -> tuple[bool, bool]:
-        """Wait for what a call left running (threads, child processes): (any threads, any processes)."""
-        stray = [t for t in enumerate_threads() if t.ident not in threads and t.is_alive()]
-        for t in stray:
-            join(t, 30)
-        kids = children() - procs
-        for pid in kids:
-            with suppress(ChildProcessError):  # not a child of ours any more: gone
-                wait_pid(pid, 0)
-        return bool(stray), bool(kids)
+    enumerate_threads, alive_children = threading.enumerate, children
+    synchronize = _synchronizer(sync)
+    settle = _settler(enumerate_threads, threading.Thread.join, os.waitpid, alive_children)
+    one = _one_call(perf, torch.Tensor.zero_, torch.cuda._sleep, torch.cuda.Event, elapsed, synchronize)
+    mail = _mailer(torch.Tensor.copy_)
 
     def batch(run: Run, calls: list[tuple], boxes: list[list[torch.Tensor]], own: Callable[[], int]) -> tuple[dict, list]:
         started = perf()
         device = next((v.device for v in calls[0] if isinstance(v, torch.Tensor)), torch.device("cpu"))
         flush = empty(FLUSH_BYTES.get(device.type, FLUSH_BYTES["cpu"]), dtype=torch.uint8, device=device)
-        threads, procs = {t.ident for t in enumerate_threads()}, children()
+        threads, procs = {t.ident for t in enumerate_threads()}, alive_children()
         warming = perf()
         while device.type == "cuda" and (perf() - warming) * 1e3 < WARM_MS:  # at least once, not timed
             run(calls[0])
             synchronize(device)
         head: dict[str, Any] = {"events_ms": [], "walls_ms": [], "spans_ms": [], "own_launches": [], "mailed": []}
-        head["counts"] = []
-        head |= {"stray_threads": 0, "stray_processes": 0}
+        head |= {"counts": [], "stray_threads": 0, "stray_processes": 0}
         sent: list[Any] = []
         for inputs, into in zip(calls, boxes):
             before, flushed = own(), perf()
-            if device.type != "cuda":
-                zero(flush)
-            synchronize(device)
-            t0 = perf()
-            if device.type == "cuda":  # queued behind the flush and the spin: its launch is hidden
-                flushing, start, end = (event(enable_timing=True) for _ in range(3))
-                flushing.record()
-                zero(flush)
-                spin(COVER_CYCLES)
-                start.record()
-                out = run(inputs)
-                end.record()
-                synchronize(device)
-                event_ms, flush_ms = elapsed(start, end), elapsed(flushing, start)
-            else:
-                out = run(inputs)
+            out, t0, event_ms, flush_ms = one(run, inputs, device, flush)
             threaded, forked = settle(threads, procs)
             synchronize(device)
-            if device.type != "cuda":
-                event_ms, flush_ms = (perf() - t0) * 1e3, 0.0
+            event_ms = (perf() - t0) * 1e3 if event_ms is None else event_ms  # off a GPU: its wall time
             head["walls_ms"].append((perf() - t0) * 1e3 - flush_ms)  # until idle, less the flush and the spin
             head["spans_ms"].append((perf() - flushed) * 1e3)  # the flush too: what the judge's own clock sees
             head["events_ms"].append(event_ms)
             head["own_launches"].append(own() - before)
             head["stray_threads"] += threaded
             head["stray_processes"] += forked
-            outputs = leaves(out)
-            head["counts"].append(len(outputs))
-            mailed = [k for k, (t, box) in enumerate(zip(outputs, into)) if box.shape == t.shape and box.dtype == t.dtype]
-            for k in mailed:
-                copy(into[k], outputs[k])
-            head["mailed"].append(mailed)
-            sent += [t for k, t in enumerate(outputs) if k not in mailed]
+            sent += mail(leaves(out), into, head)
             synchronize(device)
         head["batch_ms"] = (perf() - started) * 1e3
         return head, sent
 
     return batch
+
+
+def _synchronizer(sync: Callable[[], None] | None) -> Callable[[torch.device], None]:
+    def synchronize(device: torch.device) -> None:
+        if device.type == "cuda" and sync is not None:
+            sync()
+
+    return synchronize
+
+
+def _settler(
+    enumerate_threads: Callable[[], list[threading.Thread]],
+    join: Callable[[threading.Thread, float], None],
+    wait_pid: Callable[[int, int], Any],
+    alive_children: Callable[[], set[int]],
+) -> Callable[[set[int | None], set[int]], tuple[bool, bool]]:
+    def settle(threads: set[int | None], procs: set[int]) -> tuple[bool, bool]:
+        """Wait for what a call left running (threads, child processes): (any threads, any processes)."""
+        stray = [t for t in enumerate_threads() if t.ident not in threads and t.is_alive()]
+        for t in stray:
+            join(t, 30)
+        kids = alive_children() - procs
+        for pid in kids:
+            with suppress(ChildProcessError):  # not a child of ours any more: gone
+                wait_pid(pid, 0)
+        return bool(stray), bool(kids)
+
+    return settle
+
+
+def _one_call(
+    perf: Callable[[], float],
+    zero: Callable[[torch.Tensor], Any],
+    spin: Callable[[int], None],
+    event: type[torch.cuda.Event],
+    elapsed: Callable[[Any, Any], float],
+    synchronize: Callable[[torch.device], None],
+) -> Callable[[Run, tuple, torch.device, torch.Tensor], tuple[Any, float, float | None, float]]:
+    def one(run: Run, inputs: tuple, device: torch.device, flush: torch.Tensor) -> tuple[Any, float, float | None, float]:
+        """One call after the cache flush: (its output, when its clock started, its CUDA-event ms or None off a GPU,
+        the flush's and the spin's ms). On a GPU it is queued behind the flush and the spin: its launch is hidden."""
+        if device.type != "cuda":
+            zero(flush)
+        synchronize(device)
+        t0 = perf()
+        if device.type != "cuda":
+            return run(inputs), t0, None, 0.0
+        flushing, start, end = (event(enable_timing=True) for _ in range(3))
+        flushing.record()
+        zero(flush)
+        spin(COVER_CYCLES)
+        start.record()
+        out = run(inputs)
+        end.record()
+        synchronize(device)
+        return out, t0, elapsed(start, end), elapsed(flushing, start)
+
+    return one
+
+
+def _mailer(copy: Callable[[torch.Tensor, torch.Tensor], Any]) -> Callable[[list[torch.Tensor], list[torch.Tensor], dict], list]:
+    def mail(outputs: list[torch.Tensor], into: list[torch.Tensor], head: dict[str, Any]) -> list[torch.Tensor]:
+        """Outputs into the judge's buffers where one fits (their positions in ``head``); the others, to send."""
+        head["counts"].append(len(outputs))
+        mailed = [k for k, (t, box) in enumerate(zip(outputs, into)) if box.shape == t.shape and box.dtype == t.dtype]
+        for k in mailed:
+            copy(into[k], outputs[k])
+        head["mailed"].append(mailed)
+        return [t for k, t in enumerate(outputs) if k not in mailed]
+
+    return mail
