@@ -8,7 +8,9 @@ takes the environment and folder it is given, writes to its own log, and runs th
 ``python -m`` would (as ``__main__``: a cell that rebinds the module's names by its import name changes a copy that
 does not run, as before). The zygote never loads a cell; as the children's parent it reports how each ended, so a crash reads
 as it did from a process started directly. A child that kills the zygote loses its siblings their exit statuses
-(they still end as told); the next request starts a new zygote.
+(they still end as told); the next request starts a new zygote. The first request waits for the zygote's imports
+(a process started directly spends that time after it is handed back; every later request is answered in
+milliseconds).
 
 On a GPU, processes start as before (:class:`kernel_lab.verify.workers.Worker`): forking there is untried.
 ``KERNEL_LAB_ZYGOTE=0`` starts every CPU process directly too.
