@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -63,3 +64,10 @@ def test_without_the_zygote_a_cpu_sandbox_is_started_directly(monkeypatch):
     worker = candidate()
     assert isinstance(worker.proc, subprocess.Popen) and parent_of(worker.proc.pid) == os.getpid()
     worker.close()
+
+
+def test_a_childs_search_path_starts_at_its_folder_with_the_pythonpath_it_was_given(tmp_path, monkeypatch):
+    monkeypatch.setattr("sys.path", ["/where/the/zygote/started", "/usr/lib/python3"])
+    monkeypatch.chdir(tmp_path)
+    zygote._search_path(os.pathsep.join(["/usr/lib/python3", "/given/later", ""]))
+    assert sys.path == [str(tmp_path), "/given/later", "/usr/lib/python3"]

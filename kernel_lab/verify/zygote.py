@@ -223,6 +223,7 @@ def _become(request: dict[str, Any], fds: list[int], zygotes: list[int]) -> NoRe
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
+        _search_path(request["env"].get("PYTHONPATH", ""))
         sys.argv = ["-m", *request["argv"], "--requests", str(requests), "--replies", str(replies)]
         runpy.run_module(request["module"], run_name="__main__", alter_sys=True)  # as ``python -m`` runs it
         code = 0
@@ -234,6 +235,14 @@ def _become(request: dict[str, Any], fds: list[int], zygotes: list[int]) -> NoRe
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code or 0)
+
+
+def _search_path(pythonpath: str) -> None:
+    """``sys.path`` as ``python -m`` in this folder with this ``PYTHONPATH`` starts it: the folder first, then the
+    entries the zygote did not start with."""
+    sys.path[0] = os.getcwd()
+    for entry in reversed([p for p in pythonpath.split(os.pathsep) if p and p not in sys.path]):
+        sys.path.insert(1, entry)
 
 
 if __name__ == "__main__":
