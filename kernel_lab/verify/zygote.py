@@ -184,12 +184,16 @@ def serve(fd: int) -> None:
                     return
                 sys.stdout.flush()
                 sys.stderr.flush()
+                started_r, started_w = os.pipe()
                 pid = os.fork()
                 if pid == 0:
                     selector.close()
-                    _become(json.loads(data), fds, [fd, wake_r, wake_w])
-                for passed in fds:
+                    os.close(started_r)
+                    _become(json.loads(data), fds, started_w, [fd, wake_r, wake_w])
+                for passed in (*fds, started_w):
                     os.close(passed)
+                os.read(started_r, 1)  # its session made (or it is gone): a kill of its group reaches it
+                os.close(started_r)
                 sock.send(json.dumps({"pid": pid}).encode())
             else:
                 os.read(wake_r, 4096)
@@ -207,11 +211,14 @@ def _reap(sock: socket.socket) -> None:
         sock.send(json.dumps({"ended": pid, "status": os.waitstatus_to_exitcode(status)}).encode())
 
 
-def _become(request: dict[str, Any], fds: list[int], zygotes: list[int]) -> NoReturn:
-    """In the forked child: a session, environment, folder and log of its own, then the module's ``main``."""
+def _become(request: dict[str, Any], fds: list[int], started: int, zygotes: list[int]) -> NoReturn:
+    """In the forked child: a session (then a byte on ``started``), environment, folder and log of its own, then the
+    module run as ``python -m`` runs it."""
     code = 1
     try:
         os.setsid()
+        os.write(started, b"1")
+        os.close(started)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in zygotes:
