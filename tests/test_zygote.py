@@ -71,3 +71,14 @@ def test_a_childs_search_path_starts_at_its_folder_with_the_pythonpath_it_was_gi
     monkeypatch.chdir(tmp_path)
     zygote._search_path(os.pathsep.join(["/usr/lib/python3", "/given/later", ""]))
     assert sys.path == [str(tmp_path), "/given/later", "/usr/lib/python3"]
+
+
+def test_where_no_zygote_can_start_a_cpu_sandbox_is_started_directly(monkeypatch):
+    def refused(*args, **kwargs):
+        raise OSError("no such sockets here")
+
+    monkeypatch.setattr(zygote, "_current", [])
+    monkeypatch.setattr(zygote.socket, "socketpair", refused)
+    worker = candidate()
+    assert isinstance(worker.proc, subprocess.Popen) and parent_of(worker.proc.pid) == os.getpid()
+    worker.close()

@@ -149,11 +149,11 @@ def spawn(module: str, argv: list[str], env: dict[str, str], cwd: Path, fds: lis
     if os.environ.get("KERNEL_LAB_ZYGOTE") == "0" or not hasattr(socket, "send_fds"):
         return None
     for _ in range(2):
-        with _lock:
-            if not _current or not _current[0].alive:
-                _current[:] = [Zygote(env)]
-            zygote = _current[0]
         try:
+            with _lock:
+                if not _current or not _current[0].alive:
+                    _current[:] = [Zygote(env)]  # OSError where the system has no such sockets (not Linux)
+                zygote = _current[0]
             return zygote.spawn(module, argv, env, cwd, fds)
         except OSError:
             continue
