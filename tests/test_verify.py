@@ -156,9 +156,9 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
 }
 
 
-def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str, Verdict]:
+def judge_group(key: tuple[str, bool, float], cases: dict[str, str], device: str = "cpu") -> dict[str, Verdict]:
     reference, timed, timeout = key
-    with Judge(reference if "\n" in reference else source(reference), Options(timeout=timeout), "cpu", time=timed) as judge:
+    with Judge(reference if "\n" in reference else source(reference), Options(timeout=timeout), device, time=timed) as judge:
         if reference == "add_ref":  # as the optimize loop does: the reference loads while other work goes on
             judge.start()
         sources = [candidate if "\n" in candidate else source(candidate) for candidate in cases.values()]
@@ -167,13 +167,18 @@ def judge_group(key: tuple[str, bool, float], cases: dict[str, str]) -> dict[str
         return {case: judge.check(candidate) for case, candidate in zip(cases, sources)}
 
 
-@pytest.fixture(scope="module")
-def verdicts() -> dict[str, Verdict]:
+def judged(device: str) -> dict[str, Verdict]:
+    """Every case of GROUPS judged on ``device``, three groups at a time."""
     with ThreadPoolExecutor(max_workers=3) as pool:
         found: dict[str, Verdict] = {}
-        for part in pool.map(lambda item: judge_group(*item), GROUPS.items()):
+        for part in pool.map(lambda item: judge_group(*item, device=device), GROUPS.items()):
             found.update(part)
         return found
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, Verdict]:
+    return judged("cpu")
 
 
 def blocked(v: Verdict, words: str) -> bool:
@@ -832,6 +837,21 @@ def test_clock_and_hidden_work_checks_on_numbers():
 
 def judge_on_gpu(reference: str, candidate: str, **keywords) -> Verdict:
     return verify(source(reference), source(candidate), **{"time": False, "timeout": 300.0, "device": "cuda", **keywords})
+
+
+def clean(v: Verdict) -> bool:
+    """Passed as it stands: correct and held back by no warning."""
+    return v.correct and not v.flagged
+
+
+@pytest.mark.gpu
+def test_gpu_each_hostile_sloppy_and_honest_case_passes_clean_or_not_as_on_the_cpu(verdicts):
+    """Every case of the CPU's hostile, sloppy and honest sets judged on the GPU (its own clock, fingerprints and
+    whose-work checks): the honest ones, and the hacks that gain nothing, pass clean there too; every other one is
+    refused or flagged."""
+    on_gpu = judged("cuda")
+    differ = {case: (v.reason, [w.kind for w in v.warnings]) for case, v in on_gpu.items() if clean(v) != clean(verdicts[case])}
+    assert not differ, differ
 
 
 @pytest.mark.gpu
