@@ -60,12 +60,16 @@ def close(got: Any, want: Any) -> bool:
     return bool(((got.float() - want.float()).abs() <= 0.02 * (1 + scale)).all())
 
 
-def tuned_launch(source: str, module: Any, inputs: tuple) -> tuple[Launch | None, dict[str, tuple[int, ...]]]:
-    """The first launch with knobs to tune, its run-time knobs filled from the first call's launches."""
-    SEEN.clear()
-    module.run(*inputs)
-    torch.cuda.synchronize()
-    ran = {r.kernel: dict(r.args) for r in reversed(SEEN)}
+def written(text: str, name: str) -> Any:
+    """``text`` saved as a module file of its own (Triton reads each kernel's source from its file), loaded."""
+    path = Path(tempfile.mkdtemp(prefix="race_")) / f"{name}.py"
+    path.write_text(text)
+    return load(path)
+
+
+def tuned_launch(source: str, seen: list[Any]) -> tuple[Launch | None, dict[str, tuple[int, ...]]]:
+    """The first launch with knobs to tune, its run-time knobs filled from the launches ``seen`` in one call."""
+    ran = {r.kernel: dict(r.args) for r in reversed(seen)}
     for launch in launches(source):
         for name, knob in launch.knobs.items():
             value = ran.get(launch.kernel, {}).get(name)
@@ -82,15 +86,13 @@ def exhaustive(path: Path, launch: Launch, knobs: dict[str, tuple[int, ...]], in
     configs = [c for c in configs if feasible(launch, c)]
     step = math.ceil(len(configs) / most)
     tried = configs[::step]
-    source, folder = path.read_text(), Path(tempfile.mkdtemp(prefix="exhaustive_"))
+    source = path.read_text()
     best: tuple[float, dict] | None = None
     wrong = failed = 0
     started = time.perf_counter()
     for i, config in enumerate(tried):
-        variant = folder / f"{path.stem}_{i}.py"
-        variant.write_text(apply(source, launch, config))
         try:
-            module = load(variant)
+            module = written(apply(source, launch, config), f"{path.stem}_{i}")
             got = module.run(*inputs)
             torch.cuda.synchronize()
             if not close(got, want):
@@ -121,9 +123,7 @@ def optimized(path: Path, rounds: int, inputs: tuple, want: Any) -> dict:
     best = result.session.best()
     row: dict = {"wall_s": wall, "stopped": result.stopped, "label": best.label, "judge_speedup": best.speedup}
     if best.number:
-        variant = folder / f"{path.stem}_best.py"
-        variant.write_text(best.source)
-        module = load(variant)
+        module = written(best.source, f"{path.stem}_best")
         row["correct_here"] = close(module.run(*inputs), want)
         row["ms"] = bench(lambda: module.run(*inputs), rep=200)
     return row
@@ -133,8 +133,10 @@ def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
     module = load(path)
     inputs = inputs_of(module)
     row: dict = {"cell": path.stem, "held_out": held_out}
-    launch, knobs = tuned_launch(path.read_text(), module, inputs)
-    want = module.run(*inputs)
+    SEEN.clear()
+    want = module.run(*inputs)  # its launches say what the knobs it computes came to
+    torch.cuda.synchronize()
+    launch, knobs = tuned_launch(path.read_text(), SEEN)
     row["run_ms"] = bench(lambda: module.run(*inputs), rep=200)
     if launch is None:
         row["note"] = "no launch parameter to tune"
@@ -142,17 +144,11 @@ def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
     row["kernel"], row["knobs"] = launch.kernel, {k: list(v) for k, v in knobs.items()}
     row["exhaustive"] = exhaustive(path, launch, knobs, inputs, want, most)
     if row["exhaustive"]["config"]:  # timed again beside the others
-        best = load_variant(path, launch, row["exhaustive"]["config"])
+        best = written(apply(path.read_text(), launch, row["exhaustive"]["config"]), f"{path.stem}_exhaustive")
         row["exhaustive"]["ms"] = bench(lambda: best.run(*inputs), rep=200)
     row["optimize"] = optimized(path, rounds, inputs, want)
     row["run_ms_after"] = bench(lambda: module.run(*inputs), rep=200)
     return row
-
-
-def load_variant(path: Path, launch: Launch, config: dict) -> Any:
-    variant = Path(tempfile.mkdtemp(prefix="best_")) / f"{path.stem}_exhaustive.py"
-    variant.write_text(apply(path.read_text(), launch, config))
-    return load(variant)
 
 
 def table(rows: list[dict]) -> str:
