@@ -6,8 +6,8 @@ Python process that judges, with a CPU sandbox's environment; it imports what a 
 one child per request, which starts its own session (its own process group, as ``start_new_session`` gives),
 takes the environment and folder it is given, writes to its own log, and runs the sandbox or the screen's worker as
 ``python -m`` would (as ``__main__``: a cell that rebinds the module's names by its import name changes a copy that
-does not run, as before). The zygote never loads a cell; as the children's parent it reports how each ended, so a crash reads
-as it did from a process started directly. A child that kills the zygote loses its siblings their exit statuses
+does not run, as before). The zygote never loads a cell; as the children's parent it reports how each ended, so a
+crash reads as it did from a process started directly. A child that kills the zygote loses its siblings their exit statuses
 (they still end as told); the next request starts a new zygote. The first request waits for the zygote's imports
 (a process started directly spends that time after it is handed back; every later request is answered in
 milliseconds).
@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Any, NoReturn
@@ -38,7 +39,8 @@ MESSAGE = 1 << 20
 
 class Forked:
     """A child of the zygote, spoken to as a :class:`subprocess.Popen`: ``pid``, ``args`` (the command it stands for),
-    ``poll()``, ``wait(timeout)`` and ``returncode`` (negative: the signal that ended it). ``lost``: it ended with no status known (the zygote was gone)."""
+    ``poll()``, ``wait(timeout)`` and ``returncode`` (negative: the signal that ended it). ``lost``: it ended with no
+    status known (the zygote was gone)."""
 
     def __init__(self, pid: int, zygote: Zygote, args: list[str]) -> None:
         self.pid, self.args, self.lost = pid, args, False
@@ -124,8 +126,6 @@ def _receive(sock: socket.socket) -> dict[str, Any] | None:
 
 def _watch_orphan(child: Forked, changed: threading.Condition) -> None:
     """A child whose zygote is gone: ended once its pid is (its status is lost)."""
-    import time
-
     while True:
         try:
             os.kill(child.pid, 0)
