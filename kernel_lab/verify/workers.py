@@ -138,7 +138,7 @@ class Worker:
             return f"the {self.who} broke off talking to the judge {where}"  # a crash, as far as a verdict goes
         lines = [s.strip() for s in self.log.read_text(errors="replace").splitlines() if s.strip()]
         last = f": {lines[-1][:300]}" if lines else ""
-        if getattr(self.proc, "lost", False):
+        if isinstance(self.proc, zygote.Forked) and self.proc.lost:
             return f"the {self.who} ended its process {where}, and with it the process it was started from{last}"
         if status < 0:
             return f"the {self.who} crashed ({signal_name(-status)}) {where}"
