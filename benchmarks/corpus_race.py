@@ -1,9 +1,11 @@
 """The built-in optimizer against an exhaustive search of the same launch knobs, on the corpus's public kernels
 (issue #37; run on the GPU).
 
-    python benchmarks/corpus_race.py [--rounds 2] [--most 80] CELL.py [CELL.py ...]
+    python benchmarks/corpus_race.py [--rounds 2] [--most 80] [--json ROWS.jsonl] CELL.py [CELL.py ...]
+    python benchmarks/corpus_race.py --table ROWS.jsonl   # the table of rows raced in several runs
 
-For each cell, side by side in one process, on its first declared shape:
+For each cell, side by side in one process, on its largest declared shape (by input bytes: the one the optimizer's
+screen and its judge's headline time):
 
 * the original: ``triton.testing.do_bench`` (median, L2 flushed) of its ``run``, launched as the library launches it;
 * **exhaustive**: what ``triton.autotune`` does over a list of configurations, done over the optimizer's own space
@@ -34,7 +36,7 @@ from typing import Any
 
 import torch
 import triton.testing
-from record_cells import inputs_of, load
+from record_cells import load
 
 import kernel_lab
 from kernel_lab.profiling.launches import watch
@@ -48,6 +50,13 @@ watch(lambda record, args: SEEN.append(record))
 
 def bench(fn: Any, rep: int = 100) -> float:
     return float(triton.testing.do_bench(fn, warmup=25, rep=rep, return_mode="median"))
+
+
+def largest_inputs(module: Any) -> tuple:
+    """The inputs of the cell's declared shape with the most bytes, as the optimizer's screen and headline take."""
+    sets = [module.make_inputs(*shape) for shape in getattr(module, "SHAPES", None) or [()]]
+    sets = [tuple(s) if isinstance(s, (tuple, list)) else (s,) for s in sets]
+    return max(sets, key=lambda s: sum(x.numel() * x.element_size() for x in s if isinstance(x, torch.Tensor)))
 
 
 def close(got: Any, want: Any) -> bool:
@@ -122,6 +131,7 @@ def optimized(path: Path, rounds: int, inputs: tuple, want: Any) -> dict:
     wall = time.perf_counter() - started
     best = result.session.best()
     row: dict = {"wall_s": wall, "stopped": result.stopped, "label": best.label, "judge_speedup": best.speedup}
+    row["versions"] = [judged(v) for v in result.session.versions[1:]]
     if best.number:
         module = written(best.source, f"{path.stem}_best")
         row["correct_here"] = close(module.run(*inputs), want)
@@ -129,9 +139,15 @@ def optimized(path: Path, rounds: int, inputs: tuple, want: Any) -> dict:
     return row
 
 
+def judged(version: Any) -> dict:
+    """What the judge said of a version the optimizer made, in a few fields (why the race went as it did)."""
+    fields = ("label", "explanation", "correct", "speedup", "significant", "screen_ms", "time_ms", "spread_ms")
+    return {f: getattr(version, f) for f in fields} | {"reason": version.reason[:120], "warnings": version.warning_kinds}
+
+
 def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
     module = load(path)
-    inputs = inputs_of(module)
+    inputs = largest_inputs(module)
     row: dict = {"cell": path.stem, "held_out": held_out}
     SEEN.clear()
     want = module.run(*inputs)  # its launches say what the knobs it computes came to
@@ -172,11 +188,15 @@ def table(rows: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cells", nargs="+", type=Path)
+    parser.add_argument("cells", nargs="*", type=Path)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--most", type=int, default=80)
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None, help="append one JSON line per cell raced")
+    parser.add_argument("--table", type=Path, default=None, help="only print the table of the rows in this file")
     args = parser.parse_args()
+    if args.table:
+        print(table([json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]))
+        return
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton_cache_"))
     index = json.loads((CORPUS / "index.json").read_text())
     held = {e["name"] for e in index if e.get("held_out")}
@@ -189,7 +209,8 @@ def main() -> None:
             continue
         print(json.dumps(rows[-1], default=str), flush=True)
         if args.json:
-            args.json.write_text("\n".join(json.dumps(r, default=str) for r in rows))
+            with args.json.open("a") as out:
+                out.write(json.dumps(rows[-1], default=str) + "\n")
     print(table(rows))
 
 
