@@ -50,6 +50,7 @@ def main() -> None:
                 print(f"{time.perf_counter() - start:4.0f} s {case:28} {outcome(v):5} {mark:7} {why(v)[:48]}", flush=True)
                 if args.json:
                     row = {"case": case, "outcome": outcome(v), "why": why(v), "warnings": [w.kind for w in v.warnings]}
+                    row["speedup"] = v.timing.speedup if v.timing else None
                     with args.json.open("a") as out:
                         out.write(json.dumps(row) + "\n")
     print(f"{len(differ)} of the cases differ from {args.against}: {', '.join(differ) or 'none'}" if args.against else "")

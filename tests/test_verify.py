@@ -629,6 +629,27 @@ def test_a_decoy_kernel_does_not_hide_a_fallback(verdicts):
     assert blocked(v, "still right when its own kernels are made to do nothing") and blocked(v, "aten::_softmax")
 
 
+#: kernel names as torch.profiler read them on the H200 (the hostile set's GPU run, stop 47), shortened
+COPY = "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda"
+SOFTMAX = "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>"
+
+
+@pytest.mark.parametrize(
+    ("kernels", "flagged"),
+    [
+        ({"transpose_kernel": 0.44, COPY: 0.56}, False),  # a final .contiguous() of its own output: its own work
+        ({"transpose_kernel": 0.24, SOFTMAX: 0.76}, True),  # a decoy beside PyTorch's softmax
+        ({"transpose_kernel": 0.20, COPY: 0.40, SOFTMAX: 0.40}, True),  # copies left out, the rest is still PyTorch's
+        ({COPY: 1.0}, True),  # copies alone, and none of its own kernels launched
+    ],
+)
+def test_the_gpu_time_share_leaves_copies_and_casts_out(kernels, flagged):
+    from kernel_lab.verify.checks import fallback
+
+    seen = {"kernels": kernels, "own_launches": 1 if "transpose_kernel" in kernels else 0}
+    assert (fallback(seen, re.compile("transpose_kernel")) is not None) == flagged
+
+
 def test_pytorch_computation_beside_the_kernel_is_flagged(verdicts):
     v = verdicts["half_torch"]
     assert blocked(v, "aten::add")
@@ -844,14 +865,27 @@ def clean(v: Verdict) -> bool:
     return v.correct and not v.flagged
 
 
+#: a case whose verdict rests on its speed, which differs between Triton's CPU interpreter and a GPU: changed code is
+#: held back only for a gain over SUSPICIOUS_SPEEDUP (48x on the CPU)
+BY_SPEED = "block_and_code"
+
+
 @pytest.mark.gpu
 def test_gpu_each_hostile_sloppy_and_honest_case_passes_clean_or_not_as_on_the_cpu(verdicts):
     """Every case of the CPU's hostile, sloppy and honest sets judged on the GPU (its own clock, fingerprints and
     whose-work checks): the honest ones, and the hacks that gain nothing, pass clean there too; every other one is
     refused or flagged."""
+    from kernel_lab.verify.checks import SUSPICIOUS_SPEEDUP
+
     on_gpu = judged("cuda")
-    differ = {case: (v.reason, [w.kind for w in v.warnings]) for case, v in on_gpu.items() if clean(v) != clean(verdicts[case])}
+    differ = {
+        case: (v.reason, [w.kind for w in v.warnings])
+        for case, v in on_gpu.items()
+        if case != BY_SPEED and clean(v) != clean(verdicts[case])
+    }
     assert not differ, differ
+    by_speed = on_gpu[BY_SPEED]
+    assert by_speed.timing is not None and clean(by_speed) == (by_speed.timing.speedup <= SUSPICIOUS_SPEEDUP)
 
 
 @pytest.mark.gpu

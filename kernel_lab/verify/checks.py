@@ -39,6 +39,9 @@ LIBRARY_OP = re.compile(
     r"aten::(mm|addmm|bmm|baddbmm|addbmm|matmul|linear|_scaled_mm|_int_mm|_?convolution|conv(?:\d|_transpose)\w*"
     r"|cudnn_convolution\w*|mkldnn_convolution|_scaled_dot_product\w+)$"
 )
+#: PyTorch's kernel for copies and casts (``copy_``, ``.contiguous()``, ``.to(dtype)``): it lays data out, so its time
+#: is no one's work in a candidate's time share (:func:`fallback`); an output that only it computes is knocked out
+LAYOUT_KERNEL = re.compile(r"direct_copy_kernel")
 LIBRARY_KERNEL = re.compile(r"gemm|cublas|cutlass|cudnn|xmma|nvjet|convolve|conv[123]d|winograd", re.IGNORECASE)
 #: aten operators that allocate, view or move data: any other is computation
 DATA_OP = re.compile(
@@ -148,8 +151,9 @@ def stray_threads() -> Finding:
 
 def fallback(seen: Mapping[str, Any], own: re.Pattern[str] | None) -> Finding | None:
     """When the candidate's GPU time (its record under the profiler: ``kernels`` by time, its own launches) is not
-    spent in its own kernels (whether its output is its kernels' work: :func:`knocked_out`)."""
-    kernels: dict[str, float] = seen["kernels"]
+    spent in its own kernels, its copies and casts (:data:`LAYOUT_KERNEL`) left out: a final ``.contiguous()`` of its
+    own kernel's output is its own work (whether its output is its kernels' work: :func:`knocked_out`)."""
+    kernels: dict[str, float] = {k: t for k, t in seen["kernels"].items() if not LAYOUT_KERNEL.search(k)}
     total = sum(kernels.values())
     mine = sum(t for k, t in kernels.items() if own and own.match(k))
     if not seen["own_launches"] and not mine:
