@@ -5,7 +5,8 @@ Each call runs on inputs the judge made and handed over (:mod:`kernel_lab.verify
 behind a cache flush and a short spin (:data:`COVER_CYCLES`), as ``triton.testing.do_bench`` queues its calls behind
 its flush: the host launches the call meanwhile, so its CUDA-event time is the device's and not the host's launch of it;
 its wall time (until the device is idle, less the flush and the spin) still shows work the events do not see. Threads
-and child processes a call leaves running are waited for before its clock stops, and counted. The outputs go into the
+and child processes a call leaves running are waited for before its clock stops, and counted; where there are none,
+the time the judge took to look for them (reading ``/proc``) is not the call's. The outputs go into the
 judge's buffers (a GPU) or back through the pipe (the CPU): the judge fingerprints them itself. None of what decides
 a verdict is computed here alone: the judge bounds every batch with its own clock, and compares each side's time
 outside its calls with the reference's.
@@ -73,10 +74,13 @@ def batch_timer(leaves: Callable[[Any], list[torch.Tensor]]) -> Batch:
         for inputs, into in zip(calls, boxes):
             before, flushed = own(), perf()
             out, t0, event_ms, flush_ms = one(run, inputs, device, flush)
+            looking = perf()
             threaded, forked = settle(threads, procs)
+            looked_ms = 0.0 if threaded or forked else (perf() - looking) * 1e3  # the judge's own look, found nothing
             synchronize(device)
-            event_ms = (perf() - t0) * 1e3 if event_ms is None else event_ms  # off a GPU: its wall time
-            head["walls_ms"].append((perf() - t0) * 1e3 - flush_ms)  # until idle, less the flush and the spin
+            wall_ms = (perf() - t0) * 1e3 - looked_ms
+            event_ms = wall_ms if event_ms is None else event_ms  # off a GPU: its wall time
+            head["walls_ms"].append(wall_ms - flush_ms)  # until idle, less the flush, the spin and the judge's look
             head["spans_ms"].append((perf() - flushed) * 1e3)  # the flush too: what the judge's own clock sees
             head["events_ms"].append(event_ms)
             head["own_launches"].append(own() - before)
