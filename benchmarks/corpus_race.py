@@ -4,8 +4,8 @@
     python benchmarks/corpus_race.py [--rounds 2] [--most 80] [--json ROWS.jsonl] CELL.py [CELL.py ...]
     python benchmarks/corpus_race.py --table ROWS.jsonl   # the table of rows raced in several runs
 
-For each cell, side by side in one process, on its largest declared shape (by input bytes: the one the optimizer's
-screen and its judge's headline time):
+For each cell, side by side in one process, on its largest declared shape by input bytes (the judge's headline;
+the screen takes the shape whose sizes multiply to the most, the same one on every cell raced so far):
 
 * the original: the median of its ``run``, launched as the library launches it, timed by :data:`TIMER` (replayed
   from a CUDA graph with ``do_bench_cudagraph``, L2 not flushed; ``do_bench`` where the run cannot be captured);
@@ -68,7 +68,7 @@ def bench(fn: Any, rep: int = 100) -> float:
 
 
 def largest_inputs(module: Any) -> tuple:
-    """The inputs of the cell's declared shape with the most bytes, as the optimizer's screen and headline take."""
+    """The inputs of the cell's declared shape with the most bytes, the one the judge's headline times."""
     sets = [module.make_inputs(*shape) for shape in getattr(module, "SHAPES", None) or [()]]
     sets = [tuple(s) if isinstance(s, (tuple, list)) else (s,) for s in sets]
     return max(sets, key=lambda s: sum(x.numel() * x.element_size() for x in s if isinstance(x, torch.Tensor)))

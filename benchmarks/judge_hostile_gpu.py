@@ -45,11 +45,12 @@ def main() -> None:
         groups = [pool.submit(judge_group, key, cases, device=args.device) for key, cases in GROUPS.items()]
         for done in as_completed(groups):
             for case, v in done.result().items():
-                mark = "DIFFERS" if other.get(case, outcome(v)) != outcome(v) else ""
+                said = outcome(v)
+                mark = "DIFFERS" if other.get(case, said) != said else ""
                 differ += [case] * bool(mark)
-                print(f"{time.perf_counter() - start:4.0f} s {case:28} {outcome(v):5} {mark:7} {why(v)[:48]}", flush=True)
+                print(f"{time.perf_counter() - start:4.0f} s {case:28} {said:5} {mark:7} {why(v)[:48]}", flush=True)
                 if args.json:
-                    row = {"case": case, "outcome": outcome(v), "why": why(v), "warnings": [w.kind for w in v.warnings]}
+                    row = {"case": case, "outcome": said, "why": why(v), "warnings": [w.kind for w in v.warnings]}
                     row["speedup"] = v.timing.speedup if v.timing else None
                     with args.json.open("a") as out:
                         out.write(json.dumps(row) + "\n")
