@@ -354,6 +354,7 @@ def test_panel_apply_and_undo_change_the_cell(lab, browser):
 
 def test_a_console_on_the_notebooks_kernel_does_not_answer_for_it(lab, browser):
     """A console shares the notebook's kernel; its connection must leave Kernel Lab's comms to the notebook."""
+    from playwright.sync_api import TimeoutError as Late
     from playwright.sync_api import expect
 
     page, cells = _open(browser, lab("panel"), 1)
@@ -366,13 +367,13 @@ def test_a_console_on_the_notebooks_kernel_does_not_answer_for_it(lab, browser):
         page.keyboard.press("Control+Shift+c")  # the command palette; typing waits for its box to take focus
         try:
             expect(search).to_be_focused(timeout=10_000)
-            search.fill("New Console for Notebook")
+            search.fill("New Console for Notebook", timeout=10_000)  # focused, then hidden: a palette closed again
             # Enter runs the active item: a click can land while the palette redraws its filtered list (the item detached)
             expect(item).to_have_class(re.compile(r"\blm-mod-active\b"), timeout=10_000)
             search.press("Enter")
             expect(console.first).to_be_attached(timeout=30_000)
             break
-        except AssertionError:
+        except (AssertionError, Late):
             if console.count():  # it came, late
                 break
             if tries == 3:

@@ -856,6 +856,19 @@ def test_the_protocol_carries_tensors_as_bytes_and_refuses_anything_else(tmp_pat
     os.close(write)
 
 
+def test_work_outside_the_calls_is_judged_on_a_shape_with_batches_enough_to_tell_it_from_a_busy_machine():
+    from kernel_lab.verify.checks import OUTSIDE_BATCHES, outside_calls
+    from kernel_lab.verify.timing import CALLS_PER_BATCH, MIN_SAMPLES
+
+    assert MIN_SAMPLES // CALLS_PER_BATCH >= OUTSIDE_BATCHES  # the headline shape is always judged
+    reference, events = [4.7, 21.0, 19.3, 23.1, 20.3, 23.3], [7.0] * 60  # ms a call: a busy two-core machine's
+    deferred = [298.0, 287.0, 270.0, 322.0, 284.0, 307.0]  # deferred_output's batches there
+    assert "outside its timed calls" in outside_calls(deferred, reference, events, on_gpu=False).text
+    assert "outside its timed calls" in outside_calls(deferred[:OUTSIDE_BATCHES], reference, events, on_gpu=False).text
+    assert outside_calls([32.0, 9.0], reference, events, on_gpu=False) is None  # one batch slowed: its least is not
+    assert outside_calls([158.0] * (OUTSIDE_BATCHES - 1), reference[:1], events[:10], on_gpu=False) is None  # too few
+
+
 def test_clock_and_hidden_work_checks_on_numbers():
     from kernel_lab.verify.checks import hidden_work as _hidden_work
     from kernel_lab.verify.checks import untrusted_clock as _clock

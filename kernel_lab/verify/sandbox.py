@@ -225,6 +225,12 @@ def meta(t: torch.Tensor, inputs: tuple) -> dict[str, Any]:
     }
 
 
+def input_bytes(inputs: tuple) -> int:
+    """The bytes a call's input tensors hold: how the judge ranks declared shapes (the heaviest is its headline), and
+    the screen picks the one it times on."""
+    return sum(v.nbytes for v in inputs if isinstance(v, torch.Tensor))
+
+
 @contextlib.contextmanager
 def seeded(seed: int) -> Iterator[None]:
     """``torch.manual_seed(seed)``, and a cell's own ``torch.manual_seed(s)`` becomes ``s + 7919 * seed``.
@@ -316,6 +322,22 @@ class Sandbox:
                 replies.append(({"id": spec["id"], "error": str(fail), "kind": fail.kind}, []))
         return replies
 
+    def heaviest(self, shapes: list[list[Any]], seed: int) -> list[Any]:
+        """Of ``shapes``, the one whose inputs hold the most bytes (:func:`input_bytes`, the first of equals): the
+        shape the judge's headline times. Each is made once and let go; one whose make_inputs raises comes last."""
+        assert self.cell is not None
+        make = self.cell.namespace["make_inputs"]
+
+        def weight(shape: list[Any]) -> int:
+            try:
+                with seeded(seed):
+                    made = make(*shape)
+            except Exception:  # noqa: BLE001 - said when that shape is made for real
+                return -1
+            return input_bytes(tuple(made) if isinstance(made, (tuple, list)) else (made,))
+
+        return shapes[0] if len(shapes) < 2 else max(shapes, key=weight)
+
     def _laid(self, inputs: tuple, layout: str) -> tuple:
         """``inputs`` laid out as ``layout`` says, when the reference's answer on them is its answer on ``inputs``
         (a reference that assumes contiguous inputs is not defined on others); else :class:`Fail`."""
@@ -350,7 +372,7 @@ class Sandbox:
             "id": spec["id"],
             "outputs": [meta(t, work) for t in tensors],
             "in_place": in_place,
-            "input_bytes": sum(v.nbytes for v in inputs if isinstance(v, torch.Tensor)),
+            "input_bytes": input_bytes(inputs),
             "call_ms": call_ms,
         }
         truth, header["truth_skipped"] = (None, "") if spec.get("timing") else self._truth(inputs, tensors)

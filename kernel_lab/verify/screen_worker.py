@@ -2,18 +2,17 @@
 
     python -m kernel_lab.verify.screen_worker screen --requests FD --replies FD [--device DEV]
 
-Requests (:mod:`kernel_lab.verify.protocol`): ``load`` the original cell and make the screening input (its
-largest declared shape, a seed from the parent) and the expected outputs; ``prepare`` a variant (load it,
-compile it by running it once, compare its outputs with the original's); ``time`` a prepared variant (or
-the original, id -1): the median of calls on the same input, caches flushed before each, on the device's
-clock. Only variants that :func:`kernel_lab.verify.screen.parameter_only` accepts are sent here; the full
-judge still decides about the finalists.
+Requests (:mod:`kernel_lab.verify.protocol`): ``load`` the original cell and make the screening input (the
+declared shape whose inputs hold the most bytes, the judge's headline; a seed from the parent) and the expected
+outputs; ``prepare`` a variant (load it, compile it by running it once, compare its outputs with the original's);
+``time`` a prepared variant (or the original, id -1): the median of calls on the same input, caches flushed before
+each, on the device's clock. Only variants that :func:`kernel_lab.verify.screen.parameter_only` accepts are sent
+here; the full judge still decides about the finalists.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import sys
@@ -44,10 +43,6 @@ from kernel_lab.verify.sandbox import (  # noqa: E402
 from kernel_lab.verify.timed import FLUSH_BYTES  # noqa: E402
 
 
-def _size(shape: list[Any]) -> int:
-    return math.prod(s for s in shape if isinstance(s, int) and not isinstance(s, bool))
-
-
 class Screening:
     """The original cell, its screening input and expected outputs, and the variants prepared so far."""
 
@@ -71,7 +66,7 @@ class Screening:
         step("cuda")
         info = self.box.load(path)
         step("cell")
-        shape = max(info["shapes"], key=_size)
+        shape = self.box.heaviest(info["shapes"], seed)  # the judge's headline shape
         (header, _), *_ = self.box.make([{"id": 0, "seed": seed, "shape": shape, "variant": "", "timing": True}])
         if "error" in header:
             raise Fail(header["error"])
