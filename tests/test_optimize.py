@@ -58,7 +58,7 @@ def test_search_in_replay_mode_keeps_every_version_and_says_how_it_ran(tmp_path)
 
 
 #: add_ref launching its kernel four times for one answer, on fewer elements: a version that launches it once does a
-#: quarter of the same work, about 4x faster however busy the machine (load slows both sides' interpreter alike)
+#: quarter of the kernel work, about 3x faster however busy the machine (load slows both sides' interpreter alike)
 REPEATED = (
     (CELLS / "add_ref.py")
     .read_text()
@@ -69,8 +69,8 @@ REPEATED = (
 
 class LaunchOnce:
     """A rewriter (the plug-in protocol) whose one idea is to launch the reference's kernel once, not four times:
-    about 4x faster on any machine, however busy (a dropped sleep was not: load slows the kernel, not the sleep, and
-    a CI machine under load once saw no significant gain)."""
+    about 3x faster on any machine, however busy (a dropped sleep was not: load slows the kernel, not the sleep, and
+    a CI machine under load once found no faster version)."""
 
     name = "launch-once"
     cannot_fix = frozenset()

@@ -225,6 +225,11 @@ def meta(t: torch.Tensor, inputs: tuple) -> dict[str, Any]:
     }
 
 
+def as_inputs(made: Any) -> tuple:
+    """What make_inputs returned, as the arguments of run: a tuple or list as they are, anything else alone."""
+    return tuple(made) if isinstance(made, (tuple, list)) else (made,)
+
+
 def input_bytes(inputs: tuple) -> int:
     """The bytes a call's input tensors hold: how the judge ranks declared shapes (the heaviest is its headline), and
     the screen picks the one it times on."""
@@ -310,7 +315,7 @@ class Sandbox:
             except BaseException as exc:  # noqa: BLE001
                 replies.append(({"id": spec["id"], "error": f"make_inputs raised {describe(exc, str(self.cell.path))}"}, []))
                 continue
-            inputs = tuple(made) if isinstance(made, (tuple, list)) else (made,)
+            inputs = as_inputs(made)
             with seeded(spec["seed"] + 1):
                 inputs = _vary(inputs, spec["variant"])
             try:
@@ -334,7 +339,7 @@ class Sandbox:
                     made = make(*shape)
             except Exception:  # noqa: BLE001 - said when that shape is made for real
                 return -1
-            return input_bytes(tuple(made) if isinstance(made, (tuple, list)) else (made,))
+            return input_bytes(as_inputs(made))
 
         return shapes[0] if len(shapes) < 2 else max(shapes, key=weight)
 

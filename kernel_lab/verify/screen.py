@@ -9,9 +9,8 @@ code: it is not hostile, so it needs none of the judge's isolation per candidate
 The screen loads the original once per worker process (``kernel_lab.verify.screen_worker``), makes one
 input (the judge's headline shape: the declared one whose inputs hold the most bytes; a fresh seed) and its
 expected outputs, then for each variant: compile by running it once on poisoned memory and compare with the
-original (workers in parallel: a variant whose
-outputs differ, unwritten elements included, is wrong and never timed), then time it (one worker at a
-time, caches flushed before each call, the device's clock, the median): first a quick look at each variant, then
+original (workers in parallel: a variant whose outputs differ, unwritten elements included, is wrong and never
+timed), then time it (one worker at a time, caches flushed before each call, the device's clock, the median): first a quick look at each variant, then
 a full timing of those the quick look puts near the fastest (a variant far behind cannot be the fastest, so its
 quick time stands). The best few then go through the full judge (:class:`kernel_lab.verify.judge.Judge`), which
 alone gives verdicts.
