@@ -74,6 +74,12 @@ def largest_inputs(module: Any) -> tuple:
     return max(sets, key=lambda s: sum(x.numel() * x.element_size() for x in s if isinstance(x, torch.Tensor)))
 
 
+def fresh(inputs: tuple) -> tuple:
+    """A copy of the inputs to check a configuration on: a cell that writes its inputs in place (Liger's and Unsloth's
+    SwiGLU backward) rewrites the ones it is timed on at every call, so each check starts from the inputs as made."""
+    return tuple(x.clone() if isinstance(x, torch.Tensor) else x for x in inputs)
+
+
 def close(got: Any, want: Any) -> bool:
     """Within 2% of the output's largest magnitude, element by element (block sizes change reduction orders)."""
     if isinstance(want, (tuple, list)):
@@ -104,8 +110,11 @@ def tuned_launch(source: str, seen: list[Any]) -> tuple[Launch | None, dict[str,
     return None, {}
 
 
-def exhaustive(path: Path, launch: Launch, knobs: dict[str, tuple[int, ...]], inputs: tuple, want: Any, most: int) -> dict:
-    """Every feasible configuration compiled, checked and timed; the fastest correct one."""
+def exhaustive(
+    path: Path, launch: Launch, knobs: dict[str, tuple[int, ...]], made: tuple, work: tuple, want: Any, most: int
+) -> dict:
+    """Every feasible configuration compiled, checked (on a copy of the inputs as ``made``) and timed (on ``work``); the
+    fastest correct one."""
     configs = [dict(zip(knobs, v)) for v in itertools.product(*knobs.values())]
     configs = [c for c in configs if feasible(launch, c)]
     step = math.ceil(len(configs) / most)
@@ -117,12 +126,12 @@ def exhaustive(path: Path, launch: Launch, knobs: dict[str, tuple[int, ...]], in
     for i, config in enumerate(tried):
         try:
             module = written(apply(source, launch, config), f"{path.stem}_{i}")
-            got = module.run(*inputs)
+            got = module.run(*fresh(made))
             torch.cuda.synchronize()
             if not close(got, want):
                 wrong += 1
                 continue
-            ms = bench(lambda m=module: m.run(*inputs))
+            ms = bench(lambda m=module: m.run(*work))
         except Exception:  # noqa: BLE001 - a configuration that does not compile or run: autotune skips it too
             failed += 1
             continue
@@ -139,7 +148,7 @@ def exhaustive(path: Path, launch: Launch, knobs: dict[str, tuple[int, ...]], in
     }
 
 
-def optimized(path: Path, rounds: int, inputs: tuple, want: Any) -> dict:
+def optimized(path: Path, rounds: int, made: tuple, work: tuple, want: Any) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="optimize_"))
     started = time.perf_counter()
     result = kernel_lab.optimize(str(path), rounds=rounds, rewriter="search", root=str(folder))
@@ -149,8 +158,8 @@ def optimized(path: Path, rounds: int, inputs: tuple, want: Any) -> dict:
     row["versions"] = [judged(v) for v in result.session.versions[1:]]
     if best.number:
         module = written(best.source, f"{path.stem}_best")
-        row["correct_here"] = close(module.run(*inputs), want)
-        row["ms"] = bench(lambda: module.run(*inputs), rep=200)
+        row["correct_here"] = close(module.run(*fresh(made)), want)
+        row["ms"] = bench(lambda: module.run(*work), rep=200)
     return row
 
 
@@ -160,27 +169,35 @@ def judged(version: Any) -> dict:
     return {f: getattr(version, f) for f in fields} | {"reason": version.reason, "warnings": version.warning_kinds}
 
 
+def say(line: str) -> None:
+    """A step of the cell being raced, at once: a cell stopped by its time limit leaves where it got to in its log."""
+    print(line, flush=True)
+
+
 def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
     module = load(path)
-    inputs = largest_inputs(module)
+    made = largest_inputs(module)
+    work = fresh(made)  # timed on: an in-place cell rewrites it at every call, as in the library
     row: dict = {"cell": path.stem, "held_out": held_out}
     TIMER["name"] = "cudagraph"
     SEEN.clear()
-    want = module.run(*inputs)  # its launches say what the knobs it computes came to
+    want = module.run(*fresh(made))  # its launches say what the knobs it computes came to
     torch.cuda.synchronize()
     launch, knobs = tuned_launch(path.read_text(), SEEN)
-    row["run_ms"] = bench(lambda: module.run(*inputs), rep=200)
+    row["run_ms"] = bench(lambda: module.run(*work), rep=200)
     row["timer"] = TIMER["name"]
     if launch is None:
         row["note"] = "no launch parameter to tune"
         return row
     row["kernel"], row["knobs"] = launch.kernel, {k: list(v) for k, v in knobs.items()}
-    row["exhaustive"] = exhaustive(path, launch, knobs, inputs, want, most)
+    say(f"original {row['run_ms']:.4f} ms ({row['timer']}); {launch.kernel}: {len(knobs)} knobs, exhaustive search")
+    row["exhaustive"] = exhaustive(path, launch, knobs, made, work, want, most)
     if row["exhaustive"]["config"]:  # timed again beside the others
         best = written(apply(path.read_text(), launch, row["exhaustive"]["config"]), f"{path.stem}_exhaustive")
-        row["exhaustive"]["ms"] = bench(lambda: best.run(*inputs), rep=200)
-    row["optimize"] = optimized(path, rounds, inputs, want)
-    row["run_ms_after"] = bench(lambda: module.run(*inputs), rep=200)
+        row["exhaustive"]["ms"] = bench(lambda: best.run(*work), rep=200)
+    say(f"exhaustive: {json.dumps(row['exhaustive'], default=str)}; %%optimize")
+    row["optimize"] = optimized(path, rounds, made, work, want)
+    row["run_ms_after"] = bench(lambda: module.run(*work), rep=200)
     row["timer_end"] = TIMER["name"]  # not the row's timer: a variant could not be captured
     return row
 

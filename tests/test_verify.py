@@ -505,6 +505,37 @@ def test_the_judges_look_for_what_a_call_left_running_is_not_the_calls_time(monk
     assert head["batch_ms"] >= 3 * 200  # the look itself did happen: at the start and after each call
 
 
+def test_the_untimed_calls_before_a_batch_leave_the_inputs_of_a_kernel_that_writes_them_in_place_as_made():
+    """Liger's SwiGLU backward (da, db written over a, b) was refused on the H200 as "right only when checked": the
+    untimed calls that start a batch (a time, not a count) had rewritten its first timed call's inputs, once or twice."""
+    import torch
+
+    from kernel_lab.verify import timed
+
+    def in_place(inputs: tuple) -> torch.Tensor:
+        return inputs[0].mul_(2)
+
+    warm = timed._warmer(time.perf_counter, torch.Tensor.clone, lambda device: None)
+    x = torch.ones(4)
+    assert warm(in_place, (x, 3), torch.device("cpu"), True) >= 1
+    assert torch.equal(x, torch.ones(4))  # a copy was written, not the timed call's inputs
+    assert warm(in_place, (x, 3), torch.device("cpu"), False) >= 1 and x[0] >= 2  # else on the inputs themselves
+
+
+def test_running_out_of_device_memory_outside_the_cell_is_answered_as_such_and_not_a_crash():
+    """On the H200 an honest candidate's process ran out of memory making an odd shape's inputs beside three others and
+    ended with exit status 1, which the judge read as the candidate's crash: now it answers "out_of_memory", the kind
+    the judge checks again alone."""
+    import torch
+
+    from kernel_lab.verify.sandbox import Fail, failed
+
+    said = failed(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 642.00 MiB.\nmore"))
+    assert said is not None and said["kind"] == "out_of_memory" and "642.00 MiB" in said["error"], said
+    assert failed(Fail("raised ValueError: no", "runtime_error")) == {"error": "raised ValueError: no", "kind": "runtime_error"}
+    assert failed(RuntimeError("the judge's own bug")) is None  # ends the process, as before
+
+
 def test_a_time_below_what_the_bytes_need_is_refused_with_the_l2_cache_allowed_for():
     from kernel_lab.verify.checks import above_roof
 
@@ -870,6 +901,7 @@ def test_work_outside_the_calls_is_judged_on_a_shape_with_batches_enough_to_tell
 
 
 def test_clock_and_hidden_work_checks_on_numbers():
+    from kernel_lab.verify.checks import OUTSIDE_BATCHES
     from kernel_lab.verify.checks import hidden_work as _hidden_work
     from kernel_lab.verify.checks import untrusted_clock as _clock
 
@@ -878,11 +910,18 @@ def test_clock_and_hidden_work_checks_on_numbers():
     assert (
         "does not bear out" in _clock({**honest, "batch_ms": 0.05, "walls_ms": [0.001] * 5, "events_ms": [0.001] * 5}, 45.0).text
     )
-    honest = ([0.05] * 10, [0.1] * 10)  # the reference: 0.05 ms from its end event until the host sees the GPU idle
-    assert _hidden_work([1.0] * 10, [1.1] * 10, *honest) is None
-    assert "another CUDA stream" in _hidden_work([0.1] * 10, [2.0] * 10, *honest).text
-    assert _hidden_work([0.01] * 10, [0.17] * 10, [0.05] * 10, [0.2] * 10) is None  # a slow host, as the reference's
-    assert "another CUDA stream" in _hidden_work([0.01] * 10, [0.3] * 10, *honest).text
+
+    def batches(events: float, walls: float, n: int = 2) -> list[tuple[list[float], list[float]]]:
+        return [([events] * 5, [walls] * 5) for _ in range(n)]
+
+    honest = batches(0.05, 0.1)  # the reference: 0.05 ms from its end event until the host sees the GPU idle
+    assert _hidden_work(batches(1.0, 1.1), honest) is None
+    assert "another CUDA stream" in _hidden_work(batches(0.1, 2.0), honest).text
+    assert _hidden_work(batches(0.01, 0.17), batches(0.05, 0.2)) is None  # a slow host, as the reference's
+    assert "another CUDA stream" in _hidden_work(batches(0.01, 0.3), honest).text
+    # the GPU busy with another process's work in one of the candidate's batches: its least batch is held
+    assert _hidden_work([*batches(0.004, 0.3, 1), *batches(0.004, 0.06, 1)], honest) is None
+    assert _hidden_work(batches(0.004, 0.3, OUTSIDE_BATCHES - 1), honest) is None  # one batch decides nothing
 
 
 # --- on a GPU -----------------------------------------------------------------------------------------

@@ -70,6 +70,18 @@ def failure_kind(exc: BaseException) -> str:
     return "runtime_error"
 
 
+def failed(exc: Exception) -> dict[str, Any] | None:
+    """The answer to a request that raised: the cell's failure as :class:`Fail` put it, or the device's memory running
+    out anywhere (making the inputs handed over, say: the H200 at stop 49, beside three other candidates), which the
+    judge checks again alone; None ends the process."""
+    if isinstance(exc, Fail):
+        return exc.header()
+    if failure_kind(exc) == "out_of_memory":
+        said = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return Fail(f"ran out of the device's memory ({said})", "out_of_memory").header()
+    return None
+
+
 class Cell:
     """A loaded cell: its namespace, and where its file is."""
 
@@ -498,12 +510,14 @@ class Sandbox:
         boxes: list[list[dict[str, Any]]] | None = None,
         keep: list[int] | None = None,
         tensors: list[torch.Tensor] | None = None,
+        written: bool = False,
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
         """Timed calls on the inputs the judge made for each (:mod:`kernel_lab.verify.timed`): each call's arguments
         (``calls``: a value, a tensor in the request, or a buffer the judge lent once and names by a key), the outputs
         into the buffers it lends (``boxes``: a GPU) or back through the pipe. ``keep``: the only input sets still
         needed (a candidate's checks are over: the memory of the others goes back to the device, for the candidates
-        timed beside this one)."""
+        timed beside this one). ``written``: the reference writes its inputs in place, so the untimed calls that start
+        the batch run on a copy of the first call's inputs, never on them."""
         if keep is not None and set(self.inputs) - set(keep):  # once, the checks over
             self.inputs = {i: v for i, v in self.inputs.items() if i in keep}
             if torch.cuda.is_available():
@@ -513,7 +527,8 @@ class Sandbox:
         into = [[self._item(item, []) for item in call] for call in boxes] if boxes else [[] for _ in calls]
         mine = str(self.cell.path)
         self.launches.clear()
-        return self._batch(self.cell.run, inputs, into, lambda: sum(launch.file == mine for launch in self.launches))
+        own = lambda: sum(launch.file == mine for launch in self.launches)  # noqa: E731
+        return self._batch(self.cell.run, inputs, into, own, written)
 
     def _item(self, item: dict[str, Any], tensors: list[torch.Tensor]) -> Any:
         """One argument (or output buffer) of a timed call, as the judge handed it over."""
@@ -701,7 +716,7 @@ def main(argv: list[str] | None = None) -> int:
         "warm": warm_up,
     }
     handlers = {name: answering(handler) for name, handler in handlers.items()}
-    return protocol.serve(args.requests, args.replies, handlers, lambda exc: exc.header() if isinstance(exc, Fail) else None)
+    return protocol.serve(args.requests, args.replies, handlers, failed)
 
 
 if __name__ == "__main__":

@@ -142,10 +142,15 @@ class _Shape:
     bases: list[tuple]  # the input sets the timed calls are varied from, in turn
     want: int  # samples each side needs at least
     samples: dict[int, list[float]] = field(default_factory=dict)
-    walls: dict[int, list[float]] = field(default_factory=dict)
+    walls: dict[int, list[list[float]]] = field(default_factory=dict)  # each batch's walls
     outside: dict[int, list[float]] = field(default_factory=dict)  # per batch: ms a call outside its calls
     batches: dict[int, list[list[float]]] = field(default_factory=dict)  # each batch's event times
     slots: dict[int, Slots] = field(default_factory=dict)
+    written: bool = False  # the reference writes its inputs in place
+
+    def paired(self, who: int) -> list[tuple[list[float], list[float]]]:
+        """A side's batches as (event times, walls) pairs."""
+        return list(zip(self.batches[who], self.walls[who]))
 
 
 def _bases(reference: Reference, ids: list[int]) -> list[tuple]:
@@ -170,6 +175,7 @@ def _time_together(reference: Reference, trials: list[Trial], lending: handover.
             break
         metas = reference.expected[sets[0].id].metas
         timing = _Shape(shape, _bases(reference, [s.id for s in sets]), MIN_SAMPLES if rank == 0 else MIN_SAMPLES // 2)
+        timing.written = any(reference.expected[s.id].in_place for s in sets)
         timing.slots = {i: Slots(reference, lending, f"{rank}:{i}", metas) for i in [REF, *live]}
         _time_shape(reference, trials, live, timing, budget, failed)
         for i in [i for i in live if i not in failed]:
@@ -191,7 +197,7 @@ def _weigh(trial: Trial, timing: _Shape, i: int, on_gpu: bool) -> None:
     """The warnings one shape's timing gives a candidate: work the events do not see, work outside its calls, and
     calls whose times are far from even (the work of many done in one)."""
     found = [
-        checks.hidden_work(timing.samples[i], timing.walls[i], timing.samples[REF], timing.walls[REF]) if on_gpu else None,
+        checks.hidden_work(timing.paired(i), timing.paired(REF)) if on_gpu else None,
         checks.outside_calls(timing.outside[i], timing.outside[REF], timing.samples[i], on_gpu),
         checks.uneven_calls(timing.batches[i], timing.batches[REF]),
     ]
@@ -278,6 +284,7 @@ def _batch(
 
     slots = timing.slots[who]
     said, carried = slots.request([(place, calls[place]) for place in places])
+    said["written"] = timing.written
     where = f"while being timed on shape {timing.shape}"
     if reference.scratch.type == "cuda":
         torch.cuda.synchronize(reference.scratch)  # the lent inputs are written before the side reads them
@@ -292,7 +299,7 @@ def _batch(
     trusted = (time.perf_counter() - t0) * 1e3
     timing.samples[who] += reply["events_ms"]
     timing.batches[who].append(list(reply["events_ms"]))
-    timing.walls[who] += reply["walls_ms"]
+    timing.walls[who].append(list(reply["walls_ms"]))
     timing.outside[who].append(max(0.0, trusted - sum(reply["spans_ms"])) / max(len(places), 1))
     if who != REF:
         trials[who].timed(reply, trusted)
