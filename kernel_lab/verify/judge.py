@@ -272,6 +272,8 @@ class Judge:
             verdicts: list[Verdict | None] = list(pool.map(correct, range(len(trials))))
         crowded = [i for i, v in enumerate(verdicts) if v is not None and v.failure == "out_of_memory"]
         if self.parallel > 1 and len(verdicts) > 1 and crowded:
+            for index in [i for i, v in enumerate(verdicts) if v is None]:  # checked: their input sets go back
+                trials[index].forget()
             if self.reference.scratch.type == "cuda":
                 import torch
 

@@ -518,10 +518,8 @@ class Sandbox:
         needed (a candidate's checks are over: the memory of the others goes back to the device, for the candidates
         timed beside this one). ``written``: the reference writes its inputs in place, so the untimed calls that start
         the batch run on a copy of the first call's inputs, never on them."""
-        if keep is not None and set(self.inputs) - set(keep):  # once, the checks over
-            self.inputs = {i: v for i, v in self.inputs.items() if i in keep}
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
+        if keep is not None:  # once, the checks over
+            self.forget(keep)
         assert self.cell is not None
         inputs = [tuple(self._item(item, tensors or []) for item in call) for call in calls]
         into = [[self._item(item, []) for item in call] for call in boxes] if boxes else [[] for _ in calls]
@@ -529,6 +527,15 @@ class Sandbox:
         self.launches.clear()
         own = lambda: sum(launch.file == mine for launch in self.launches)  # noqa: E731
         return self._batch(self.cell.run, inputs, into, own, written)
+
+    def forget(self, keep: list[int]) -> dict[str, Any]:
+        """Let go of the input sets not in ``keep``, their memory back to the device (for a candidate checked again
+        alone after it ran out of memory beside this one, or timed beside it)."""
+        if set(self.inputs) - set(keep):
+            self.inputs = {i: v for i, v in self.inputs.items() if i in keep}
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        return {"kept": sorted(self.inputs)}
 
     def _item(self, item: dict[str, Any], tensors: list[torch.Tensor]) -> Any:
         """One argument (or output buffer) of a timed call, as the judge handed it over."""
@@ -713,6 +720,7 @@ def main(argv: list[str] | None = None) -> int:
         "observe": box.observe,
         "knockout": box.knockout,
         "time": box.time,
+        "forget": box.forget,
         "warm": warm_up,
     }
     handlers = {name: answering(handler) for name, handler in handlers.items()}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from kernel_lab.cells import kernel_names, language
@@ -306,6 +307,12 @@ class Trial:
             request["into"] = [handover.share(b) for b in boxes]
         reply, tensors = self.ask(request, [expected.set.id], "with its own kernels made to do nothing")
         return survives(reply, tensors, boxes, expected, self.reference)
+
+    def forget(self) -> None:
+        """Have the candidate let go of its input sets (its checks are over: it is timed on the judge's); a process
+        that does not answer is left for its timing to report."""
+        with suppress(Stopped):
+            self.ask({"cmd": "forget", "keep": []}, [], "letting go of its input sets")
 
     # timing --------------------------------------------------------------------------------------------
 
