@@ -100,9 +100,10 @@ def _warmer(
 ) -> Callable[[Run, tuple, torch.device, bool], int]:
     def warm(run: Run, inputs: tuple, device: torch.device, written: bool) -> int:
         """Untimed calls for :data:`WARM_MS` (at least one), on a copy of ``inputs`` where the cell writes its inputs
-        in place (``written``): a call timed after them gets its inputs as the judge made them (Liger's SwiGLU backward
-        on the H200, stop 49: its timed calls' outputs told apart from the reference's by how many untimed calls had
-        rewritten them). The number of calls."""
+        in place (``written``): a call timed after them gets its inputs as the judge made them. (Liger's SwiGLU
+        backward was refused on the H200 at stop 49 as right only when checked; read from this code, the untimed calls
+        rewrote its first timed call's inputs a number of times that a clock, not a count, decides on each side.) The
+        number of calls."""
         args = tuple(clone(v) if written and isinstance(v, torch.Tensor) else v for v in inputs)
         calls, warming = 0, perf()
         while not calls or (perf() - warming) * 1e3 < WARM_MS:
