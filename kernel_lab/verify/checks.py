@@ -122,14 +122,16 @@ def hidden_work(mine: list[tuple[list[float], list[float]]], reference: list[tup
     if len(mine) < OUTSIDE_BATCHES or not reference:
         return None
     event = statistics.median(e for events, _ in mine for e in events)
-    unseen = min(map(after, mine)) - statistics.median(map(after, reference))
+    waits = [after(batch) for batch in mine]
+    unseen = min(waits) - statistics.median(map(after, reference))
     if unseen > max(event, 0.1):
         return Finding(
             "hidden_work",
             f"The candidate's time measured with CUDA events ({event:.3f} ms) is far below the time until the GPU "
-            f"is idle ({event + unseen:.3f} ms, beyond what the reference's calls wait): it may run work on another "
-            "CUDA stream that the events do not see, so its timing cannot be trusted.",
-            {"event_ms": event, "idle_ms": event + unseen},
+            f"is idle (at least {event + unseen:.3f} ms in each of its {len(mine)} batches, beyond what the "
+            "reference's calls wait): it may run work on another CUDA stream that the events do not see, so its timing cannot be "
+            "trusted.",
+            {"event_ms": event, "idle_ms": event + unseen, "waits_ms": waits},
         )
     return None
 
