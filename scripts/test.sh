@@ -9,5 +9,5 @@ ruff check kernel_lab tests benchmarks scripts
 ruff format --check kernel_lab tests benchmarks scripts
 python3 -m mypy
 workers=${KERNEL_LAB_TEST_WORKERS:-$(command -v nvidia-smi >/dev/null && echo 0 || echo 2)}
-# the longest files first (tests/conftest.py: LONGEST_FIRST); the 15 slowest tests listed at the end, to see load
+# the 15 slowest tests listed at the end, to see what a slow run spent its time on
 python3 -m pytest -n "$workers" --dist loadfile --durations=15 "$@"

@@ -51,26 +51,7 @@ for _name, _value in TEST_ENVIRONMENT.items():
 SLOW_FIXTURES = frozenset({"verdicts"})
 
 
-#: the test files that take the longest (seconds of their tests on the 2-core machine, stop 49's fresh clone: 212,
-#: 154, 138, 109, 103, 101, 101, 97, 83 of 1501 in all), run first: pytest-xdist hands out a file at a time
-#: (``--dist loadfile``) in collection order, and one of them started last kept a worker busy while the other had
-#: nothing left (alphabetical order: 815 s of the longest worker's tests against 750 for this order)
-LONGEST_FIRST = (
-    "test_verify.py",
-    "test_course.py",
-    "test_suite_ray.py",
-    "test_corpus.py",
-    "test_extension.py",
-    "test_optimize.py",
-    "test_seams.py",
-    "test_course_notebooks.py",
-    "test_agent.py",
-)
-
-
 def pytest_collection_modifyitems(config, items):
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's tests in their order
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
