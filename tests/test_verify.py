@@ -501,7 +501,7 @@ def test_the_judges_look_for_what_a_call_left_running_is_not_the_calls_time(monk
     monkeypatch.setattr(timed, "children", slow_look)
     batch = timed.batch_timer(lambda out: [out])
     x = torch.ones(4)
-    head, _ = batch(lambda inputs: inputs[0] + 1, [(x,)] * 2, [[torch.empty(4)]] * 2, lambda: 1)
+    head, _ = batch(lambda inputs: inputs[0] + 1, [(x,)] * 2, [[torch.empty(4)]] * 2, lambda: 1, False)
     assert max(head["walls_ms"] + head["events_ms"]) < 100, head  # 200 ms and more each before
     assert head["batch_ms"] >= 3 * 200  # the look itself did happen: at the start and after each call
 
@@ -889,20 +889,20 @@ def test_the_protocol_carries_tensors_as_bytes_and_refuses_anything_else(tmp_pat
 
 
 def test_work_outside_the_calls_is_judged_on_a_shape_with_batches_enough_to_tell_it_from_a_busy_machine():
-    from kernel_lab.verify.checks import OUTSIDE_BATCHES, outside_calls
+    from kernel_lab.verify.checks import LEAST_BATCHES, outside_calls
     from kernel_lab.verify.timing import CALLS_PER_BATCH, MIN_SAMPLES
 
-    assert MIN_SAMPLES // CALLS_PER_BATCH >= OUTSIDE_BATCHES  # the headline shape is always judged
+    assert MIN_SAMPLES // CALLS_PER_BATCH >= LEAST_BATCHES  # the headline shape is always judged
     reference, events = [4.7, 21.0, 19.3, 23.1, 20.3, 23.3], [7.0] * 60  # ms a call: a busy two-core machine's
     deferred = [298.0, 287.0, 270.0, 322.0, 284.0, 307.0]  # deferred_output's batches there
     assert "outside its timed calls" in outside_calls(deferred, reference, events, on_gpu=False).text
-    assert "outside its timed calls" in outside_calls(deferred[:OUTSIDE_BATCHES], reference, events, on_gpu=False).text
+    assert "outside its timed calls" in outside_calls(deferred[:LEAST_BATCHES], reference, events, on_gpu=False).text
     assert outside_calls([32.0, 9.0], reference, events, on_gpu=False) is None  # one batch slowed: its least is not
-    assert outside_calls([158.0] * (OUTSIDE_BATCHES - 1), reference[:1], events[:10], on_gpu=False) is None  # too few
+    assert outside_calls([158.0] * (LEAST_BATCHES - 1), reference[:1], events[:10], on_gpu=False) is None  # too few
 
 
 def test_clock_and_hidden_work_checks_on_numbers():
-    from kernel_lab.verify.checks import OUTSIDE_BATCHES
+    from kernel_lab.verify.checks import LEAST_BATCHES
     from kernel_lab.verify.checks import hidden_work as _hidden_work
     from kernel_lab.verify.checks import untrusted_clock as _clock
 
@@ -922,7 +922,7 @@ def test_clock_and_hidden_work_checks_on_numbers():
     assert "another CUDA stream" in _hidden_work(batches(0.01, 0.3), honest).text
     # the GPU busy with another process's work in one of the candidate's batches: its least batch is held
     assert _hidden_work([*batches(0.004, 0.3, 1), *batches(0.004, 0.06, 1)], honest) is None
-    assert _hidden_work(batches(0.004, 0.3, OUTSIDE_BATCHES - 1), honest) is None  # one batch decides nothing
+    assert _hidden_work(batches(0.004, 0.3, LEAST_BATCHES - 1), honest) is None  # one batch decides nothing
 
 
 # --- on a GPU -----------------------------------------------------------------------------------------

@@ -105,11 +105,18 @@ def clock(problems: Sequence[Finding | None]) -> Finding | None:
     return found[0] if len(found) * 2 > len(problems) else None
 
 
+#: the candidate's batches on a shape, at least, for its least one to stand for all in the checks of time outside its
+#: events or its calls (a two-core CI machine under load once saw an honest candidate's one batch on a small shape
+#: 10.9 ms a call over the reference's); the headline shape always has as many (kernel_lab.verify.timing.MIN_SAMPLES
+#: calls), the others often one
+LEAST_BATCHES = 2
+
+
 def hidden_work(mine: list[tuple[list[float], list[float]]], reference: list[tuple[list[float], list[float]]]) -> Finding | None:
     """When CUDA-event time is far below the time until the GPU is idle (work on another stream): the wait after a
     call beyond the reference's own (the host's, to see the device idle), timed in the same turns. Each side's batches
     are (events, walls) pairs. Work on another stream is in every call, so the candidate's least batch is held against
-    the reference's median, and a shape timed in fewer than :data:`OUTSIDE_BATCHES` of its batches is not judged: one
+    the reference's median, and a shape timed in fewer than :data:`LEAST_BATCHES` of its batches is not judged: one
     batch that waited for other work on the GPU (another process's) decides nothing on its own. (On the H200 at stop
     49, honest CUDA lessons judged beside other lessons on one GPU were flagged 0.18-0.27 ms beyond the reference, one
     of them with 0.004 ms calls: a small shape after the headline.)"""
@@ -119,7 +126,7 @@ def hidden_work(mine: list[tuple[list[float], list[float]]], reference: list[tup
         return statistics.median(w - e for e, w in zip(events, walls))
 
     mine, reference = [b for b in mine if b[0]], [b for b in reference if b[0]]
-    if len(mine) < OUTSIDE_BATCHES or not reference:
+    if len(mine) < LEAST_BATCHES or not reference:
         return None
     event = statistics.median(e for events, _ in mine for e in events)
     waits = [after(batch) for batch in mine]
@@ -129,8 +136,8 @@ def hidden_work(mine: list[tuple[list[float], list[float]]], reference: list[tup
             "hidden_work",
             f"The candidate's time measured with CUDA events ({event:.3f} ms) is far below the time until the GPU "
             f"is idle (at least {event + unseen:.3f} ms in each of its {len(mine)} batches, beyond what the "
-            "reference's calls wait): it may run work on another CUDA stream that the events do not see, so its timing cannot be "
-            "trusted.",
+            "reference's calls wait): it may run work on another CUDA stream that the events do not see, so its "
+            "timing cannot be trusted.",
             {"event_ms": event, "idle_ms": event + unseen, "waits_ms": waits},
         )
     return None
@@ -229,10 +236,6 @@ def fingerprints_agree(candidate: torch.Tensor, reference: torch.Tensor, rtol: f
 #: timed window when it is over this share of the call's own time and over this floor (ms; the CPU's steps are coarser)
 OUTSIDE_SHARE = 0.25
 OUTSIDE_FLOOR_MS = {True: 0.2, False: 10.0}  # ms a call, on a GPU and on the CPU (a busy CPU's noise)
-#: the candidate's batches on a shape, at least, for its least one to stand for all (a two-core CI machine under load
-#: once saw an honest candidate's one batch on a small shape 10.9 ms a call over the reference's); the headline shape
-#: always has as many (kernel_lab.verify.timing.MIN_SAMPLES calls), the others often one
-OUTSIDE_BATCHES = 2
 #: a batch whose one call holds this share of its calls' time (all the batch's work in one call): uneven
 UNEVEN_SHARE = 0.6
 
@@ -241,10 +244,10 @@ def outside_calls(mine: list[float], reference: list[float], events: list[float]
     """When the candidate spends more time outside its timed calls than the reference does (per call, by the judge's
     own clock): work done before a call's clock starts or after it stops (in the judge's steps, or deferred). Such work
     is in every batch, so the candidate's least batch is held against the reference's median: a busy machine slowing
-    some batches does not raise it. A shape timed in fewer than :data:`OUTSIDE_BATCHES` of the candidate's batches
+    some batches does not raise it. A shape timed in fewer than :data:`LEAST_BATCHES` of the candidate's batches
     (the shapes after the headline, often one) is not judged: its one batch may be the one a busy machine slowed, and
     work deferred from every call shows on the headline shape's many batches."""
-    if len(mine) < OUTSIDE_BATCHES or not reference or not events:
+    if len(mine) < LEAST_BATCHES or not reference or not events:
         return None
     excess = min(mine) - statistics.median(reference)
     event = statistics.median(events)

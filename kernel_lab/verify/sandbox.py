@@ -525,8 +525,7 @@ class Sandbox:
         into = [[self._item(item, []) for item in call] for call in boxes] if boxes else [[] for _ in calls]
         mine = str(self.cell.path)
         self.launches.clear()
-        own = lambda: sum(launch.file == mine for launch in self.launches)  # noqa: E731
-        return self._batch(self.cell.run, inputs, into, own, written)
+        return self._batch(self.cell.run, inputs, into, lambda: sum(launch.file == mine for launch in self.launches), written)
 
     def forget(self, keep: list[int]) -> dict[str, Any]:
         """Let go of the input sets not in ``keep``, their memory back to the device (for a candidate checked again

@@ -61,7 +61,7 @@ def batch_timer(leaves: Callable[[Any], list[torch.Tensor]]) -> Batch:
     warm = _warmer(perf, torch.Tensor.clone, synchronize)
 
     def batch(
-        run: Run, calls: list[tuple], boxes: list[list[torch.Tensor]], own: Callable[[], int], written: bool = False
+        run: Run, calls: list[tuple], boxes: list[list[torch.Tensor]], own: Callable[[], int], written: bool
     ) -> tuple[dict, list]:
         started = perf()
         device = next((v.device for v in calls[0] if isinstance(v, torch.Tensor)), torch.device("cpu"))
