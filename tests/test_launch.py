@@ -234,8 +234,51 @@ def test_autotune_configs_made_by_a_function_are_pinned_from_what_autotune_chose
     assert launch.knobs["BLOCK_SIZE"].value is None and "BLOCK_SIZE" not in space(launch)
     observed(launch, Measured(launched={"add": {"BLOCK_SIZE": 512, "num_warps": 4, "num_stages": 3}}))
     variant = apply(source, launch, {"num_warps": 2})
-    assert "configs=[triton.Config({'BLOCK_SIZE': 512}, num_warps=2, num_stages=3)]," in variant
+    hook = "pre_hook=(get_configs())[0].pre_hook"  # configs made by code may carry one: kept
+    assert f"configs=[triton.Config({{'BLOCK_SIZE': 512}}, num_warps=2, num_stages=3, {hook})]," in variant
     assert parameter_only(source, variant)
+    assert not parameter_only(source, variant.replace(hook, "pre_hook=(get_configs() + [print])[0].pre_hook"))
+
+
+HOOKED = HEAD + textwrap.dedent(
+    """
+    def zeroed(nargs):
+        nargs["out"].zero_()
+
+    def configs(hook):
+        return [triton.Config({"BLOCK": b}, num_warps=4, pre_hook=hook) for b in (32, 64)]
+
+    @triton.autotune(configs=configs(zeroed), key=["n"])
+    @triton.jit
+    def total(x, out, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.atomic_add(out, tl.sum(tl.load(x + offsets, mask=offsets < n, other=0.0)))
+
+    def run(x):
+        out = torch.empty(1)
+        total[lambda META: (triton.cdiv(x.numel(), META["BLOCK"]),)](x, out, x.numel())
+        return out
+
+    def make_inputs(n=1000):
+        return (torch.randn(n),)
+    """
+)
+
+
+def test_a_pinned_configuration_keeps_the_pre_hook_its_kernel_needs():
+    """The hook zeroes the output the kernel adds into (FlagGems' TMA matmuls set descriptors' block shapes in theirs):
+    a variant that dropped it sums into poisoned memory, and the screen calls it wrong."""
+    from kernel_lab.verify.screen import Screener
+
+    launch = one(HOOKED)
+    assert launch.hooks and launch.knobs["BLOCK"].pinned
+    observed(launch, Measured(launched={"total": {"BLOCK": 32, "num_warps": 4, "num_stages": 3}}))
+    variants = [apply(HOOKED, launch, {"BLOCK": 64}), apply(HOOKED, launch, {"num_warps": 2})]
+    assert all("pre_hook=(configs(zeroed))[0].pre_hook" in v and parameter_only(HOOKED, v) for v in variants)
+    dropped = variants[0].replace(", pre_hook=(configs(zeroed))[0].pre_hook", "")
+    with Screener(HOOKED, device="cpu", workers=1) as screen:
+        got = screen.measure([*variants, dropped])
+    assert not any(got.reasons[:2]) and "NaN values" in got.reasons[2], got.reasons
 
 
 def test_heuristics_a_config_dict_positional_constexprs_and_a_grid_stride_loop():

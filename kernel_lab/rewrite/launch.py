@@ -86,6 +86,7 @@ class Launch:
     loops: bool = False
     dots: bool = False
     configs: ast.expr | None = None  # an autotuned kernel's configs: replaced by the one pinned
+    hooks: bool = False  # its configs may carry a pre_hook (one written out, or configs made by code): kept when pinned
     notes: list[str] = field(default_factory=list)  # what cannot be changed, and why
 
     @property
@@ -556,22 +557,27 @@ def _given(call: ast.Call, kernel: Kernel, scopes: Scopes, hidden: list[str]) ->
     return given
 
 
-def _configs(kernel: Kernel, scopes: Scopes) -> tuple[ast.expr | None, list[dict[str, ast.expr]]]:
-    """An autotuned kernel's configs (the node to replace) and, when written out, each one's values by knob."""
+def _configs(kernel: Kernel, scopes: Scopes) -> tuple[ast.expr | None, list[dict[str, ast.expr]], bool]:
+    """An autotuned kernel's configs (the node to replace), when written out each one's values by knob, and whether
+    they may carry a ``pre_hook`` (one is written out, or code makes them: FlagGems' TMA matmuls set their tensor
+    descriptors' block shapes in one)."""
     if kernel.autotune is None:
-        return None, []
+        return None, [], False
     node = next((k.value for k in kernel.autotune.keywords if k.arg == "configs"), None)
     node = node if node is not None else (kernel.autotune.args[0] if kernel.autotune.args else None)
     if node is None:
-        return None, []
+        return None, [], False
     listed = _value_of(node, scopes)
-    configs = []
-    for element in listed.elts if isinstance(listed, ast.List) else []:
+    if not isinstance(listed, ast.List):
+        return node, [], True
+    configs, hooks = [], False
+    for element in listed.elts:
         if not (isinstance(element, ast.Call) and element.args and isinstance(element.args[0], ast.Dict)):
-            return node, []
+            return node, [], True
         values = {str(k.value): v for k, v in zip(element.args[0].keys, element.args[0].values) if isinstance(k, ast.Constant)}
         configs.append(values | {k.arg: k.value for k in element.keywords if k.arg in OPTIONS})
-    return node, configs
+        hooks |= any(k.arg == "pre_hook" for k in element.keywords)
+    return node, configs, hooks
 
 
 def _heuristic(kernel: Kernel, name: str) -> ast.expr | None:
@@ -651,9 +657,11 @@ def _launch(call: ast.Call, kernel: Kernel, scopes: Scopes) -> Launch:
     notes: list[str] = []
     hidden: list[str] = []
     given = _given(call, kernel, scopes, hidden)
-    node, configs = _configs(kernel, scopes)
+    node, configs, hooks = _configs(kernel, scopes)
     assert isinstance(call.func, ast.Subscript)
-    launch = Launch(kernel.name, call, {}, call.func.slice, loops=kernel.loops, dots=kernel.dots, configs=node, notes=notes)
+    launch = Launch(
+        kernel.name, call, {}, call.func.slice, loops=kernel.loops, dots=kernel.dots, configs=node, hooks=hooks, notes=notes
+    )
     wanted = [n for n in kernel.constexprs if is_block(n) or GROUP_NAME.search(n)] + list(OPTIONS)
     for name in wanted:  # configs written out are read here; computed ones are pinned from what autotune chose
         if kernel.roles.get(name) == "other" and not EXPLICIT_BLOCK.search(name):
@@ -737,11 +745,13 @@ def _span(lines: list[str], node: ast.AST) -> tuple[int, int]:
     return start, _offset(lines, node.end_lineno or node.lineno, node.end_col_offset or 0)  # type: ignore[attr-defined]
 
 
-def pinned(launch: Launch, config: dict[str, int]) -> str:
-    """An autotuned kernel's configs, pinned to one configuration (what a variant puts in their place)."""
+def pinned(launch: Launch, config: dict[str, int], configs_text: str) -> str:
+    """An autotuned kernel's configs, pinned to one configuration (what a variant puts in their place); where they may
+    carry a pre_hook, it is the first original configuration's (``configs_text``: how the cell writes them)."""
     blocks = {n: v for n, v in config.items() if n not in OPTIONS and launch.knobs[n].pinned}
     options = "".join(f", {n}={config[n]}" for n in OPTIONS if n in config and launch.knobs[n].pinned)
-    return f"[triton.Config({blocks!r}{options})]"
+    hook = f", pre_hook=({configs_text})[0].pre_hook" if launch.hooks else ""
+    return f"[triton.Config({blocks!r}{options}{hook})]"
 
 
 def apply(source: str, launch: Launch, config: dict[str, int]) -> str:
@@ -764,15 +774,17 @@ def apply(source: str, launch: Launch, config: dict[str, int]) -> str:
     if launch.configs is not None:
         full = {n: v for n, k in launch.knobs.items() if k.pinned and (v := config.get(n, k.value)) is not None}
         if any(launch.knobs[n].pinned for n in config):
-            edits.append((*_span(lines, launch.configs), pinned(launch, full)))
+            start, end = _span(lines, launch.configs)
+            edits.append((start, end, pinned(launch, full, source[start:end])))
     text = source
     for start, end, new in sorted(set(edits), reverse=True):
         text = text[:start] + new + text[end:]
     return text
 
 
-def _pinned_form(node: ast.AST) -> bool:
-    """Whether ``node`` is a list of ``triton.Config({...int literals}, num_warps=int, num_stages=int)``."""
+def _pinned_form(node: ast.AST, original: ast.AST) -> bool:
+    """Whether ``node`` is a list of ``triton.Config({...int literals}, num_warps=int, num_stages=int)``, with at
+    most the ``pre_hook`` of the ``original`` configs' first (:func:`pinned`)."""
     if not isinstance(node, ast.List) or not node.elts:
         return False
     for c in node.elts:
@@ -783,9 +795,24 @@ def _pinned_form(node: ast.AST) -> bool:
             isinstance(k, ast.Constant) and isinstance(k.value, str) for k in table.keys
         ):
             return False
-        if any(_int(v) is None for v in table.values) or any(k.arg not in OPTIONS or _int(k.value) is None for k in c.keywords):
+        if any(_int(v) is None for v in table.values):
+            return False
+        if not all((k.arg in OPTIONS and _int(k.value) is not None) or _own_hook(k, original) for k in c.keywords):
             return False
     return True
+
+
+def _own_hook(keyword: ast.keyword, original: ast.AST) -> bool:
+    """Whether ``keyword`` is ``pre_hook=(<the original configs>)[0].pre_hook``: the cell's own hook, kept."""
+    v = keyword.value
+    return (
+        keyword.arg == "pre_hook"
+        and isinstance(v, ast.Attribute)
+        and v.attr == "pre_hook"
+        and isinstance(v.value, ast.Subscript)
+        and _int(v.value.slice) == 0
+        and ast.dump(v.value.value) == ast.dump(original)
+    )
 
 
 def parameter_only(original: str, variant: str) -> bool:
@@ -808,7 +835,7 @@ def _same(x: ast.AST, y: ast.AST, sites: set[int], configs: set[int], adds: dict
     """Whether ``y`` is ``x`` but at its sites (an integer literal there, or the site as it was) and configs."""
     if id(x) in sites and _int(y) is not None:
         return True
-    if id(x) in configs and _pinned_form(y):
+    if id(x) in configs and _pinned_form(y, x):
         return True
     if type(x) is not type(y):
         return False
