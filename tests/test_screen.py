@@ -180,6 +180,25 @@ def test_explore_moves_to_faster_places_and_proposes_only_what_beat_the_start():
     assert 0 < explored.screened <= 40
 
 
+def test_variants_that_do_not_run_in_the_screen_are_counted_and_the_stop_says_why():
+    """FlagGems' grouped matmul on the H200: every variant failed in the screen, and the stop said only "none untried
+    was faster". Now it says how many had no time, and the first one's reason."""
+    from kernel_lab.loop.steps import Stop, _unrun
+
+    def measure(sources):
+        wrong = "wrong: output 0: has 12 NaN values where the reference has numbers"
+        return Measured(tuple(4.0 if s == ADD else None for s in sources), tuple("" if s == ADD else wrong for s in sources))
+
+    explored = search.SearchRewriter().explore(
+        RewriteContext(ADD, [{"kind": "memory_bound"}]), measure, n=2, budget_s=60, most=12
+    )
+    assert explored.candidates == () and explored.unrun and all("12 NaN values" in why for why in explored.unrun)
+    said = Stop("screened", {"rewriter": "search", "count": "12", "version": "v000", "unrun": _unrun(explored)}).text()
+    assert (
+        f"; {len(explored.unrun)} of the {explored.screened} measured did not run or were wrong there (the first: wrong:" in said
+    )
+
+
 def test_a_start_as_fast_as_a_screened_local_optimum_is_not_looked_around_again():
     times = {1024: 10.0, 2048: 4.05, 4096: 4.0, 8192: 5.0}  # 2048 within the screen's noise of the optimum, 4096
     asked: list[str] = []

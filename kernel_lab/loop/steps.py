@@ -43,7 +43,7 @@ STOPS = {
     "near_roof": "{version} reaches {roof}: little is left to gain",
     "rewriter_failed": "round {round}: the {rewriter} rewriter failed: {error}",
     "settled": "{rewriter}: {version} {why}",
-    "screened": "{rewriter} screened {count} around {version} (in this round or earlier ones): none untried was faster",
+    "screened": "{rewriter} screened {count} around {version} (in this round or earlier ones): none untried was faster{unrun}",
     "nothing_to_propose": "{rewriter} had nothing more to propose for {kind}{why}",
     "nothing_faster": "round {round} found nothing faster than {version}{waiting}",
     "budget": "the LLM budget is spent: {why}",
@@ -233,7 +233,7 @@ def propose(state: State, parts: Parts) -> list[Candidate] | Stop:
         return Stop("settled", {"rewriter": name, "version": current.label, "why": explored.settled})
     if explored.screened or explored.recalled:
         count = _configurations(explored.screened + explored.recalled)
-        return Stop("screened", {"rewriter": name, "count": count, "version": current.label})
+        return Stop("screened", {"rewriter": name, "count": count, "version": current.label, "unrun": _unrun(explored)})
     why = why_nothing(parts.rewriter, current.source)
     return Stop("nothing_to_propose", {"rewriter": name, "kind": top.kind, "why": f" ({why})" if why else ""})
 
@@ -256,6 +256,14 @@ def rewrite_context(state: State, parts: Parts) -> RewriteContext:
         cell=cell.prompt_section(reading) if reading is not None else "",
         roof=f"{where[0]:.0%} of the {where[1]} roof" if where else "",
     )
+
+
+def _unrun(explored: Explored) -> str:
+    """How many of the variants screened had no time, and the first one's reason ("" when all ran)."""
+    if not explored.unrun:
+        return ""
+    n = len(explored.unrun)
+    return f"; {n} of the {explored.screened} measured did not run or were wrong there (the first: {explored.unrun[0]})"
 
 
 def _configurations(n: int) -> str:

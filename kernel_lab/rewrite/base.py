@@ -79,6 +79,7 @@ class Explored:
     screened: int = 0  # variants measured
     recalled: int = 0  # variants known from an earlier explore (the same screen), not measured again
     settled: str = ""  # why nothing was measured: the start is as fast as the best place known, or ""
+    unrun: tuple[str, ...] = ()  # why each variant measured has no time (it failed, or was wrong, in the screen)
     notes: tuple[str, ...] = ()  # what the user should know: knobs that cannot change, and why
 
 

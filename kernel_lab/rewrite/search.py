@@ -188,12 +188,14 @@ class SearchRewriter:
             return Explored(notes=(*notes, f"{launch.kernel}: no launch parameter can change"))
         walk = _Walk(launch, context.source, top["kind"], current(launch), places=restarts(launch))
         walk.here = walk.start
-        screened, recalled = self._walk(walk, measure, budget_s, most)
-        return Explored(self._best(walk, top["kind"], n), screened, recalled, notes=notes)
+        unrun: list[str] = []
+        screened, recalled = self._walk(walk, measure, budget_s, most, unrun)
+        return Explored(self._best(walk, top["kind"], n), screened, recalled, notes=notes, unrun=tuple(unrun))
 
-    def _walk(self, walk: _Walk, measure: Measure, budget_s: float, most: int) -> tuple[int, int]:
+    def _walk(self, walk: _Walk, measure: Measure, budget_s: float, most: int, unrun: list[str]) -> tuple[int, int]:
         """Measure and move until ``most`` variants are measured, ``budget_s`` is spent or no place is left:
-        (variants measured, variants recalled from earlier explores)."""
+        (variants measured, variants recalled from earlier explores); why each measured one has no time, into
+        ``unrun``."""
         started, screened, recalled = time.monotonic(), 0, 0
         while screened < most and time.monotonic() - started < budget_s:
             walk.looked.add(_key(walk.here))
@@ -203,9 +205,10 @@ class SearchRewriter:
             new = [c for c in batch if c not in known][: most - screened]
             if new or known:
                 texts = [walk.variant(c) for c in new]
-                got = measure(texts).times if texts else ()
+                got = measure(texts) if texts else Measured()
                 screened, recalled = screened + len(new), recalled + len(known)
-                for text, ms in zip(texts, got):
+                unrun += [why or "no time" for ms, why in zip(got.times, got.reasons or [""] * len(got.times)) if ms is None]
+                for text, ms in zip(texts, got.times):
                     seen = [t for t in (ms, self.measured.get(text)) if t is not None]
                     self.measured[text] = min(seen, default=None)
                 walk.times.update({_key(c): self.measured[walk.variant(c)] for c in new + known})
