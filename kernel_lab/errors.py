@@ -61,3 +61,9 @@ class ReportError(KernelLabError):
 
 class InvalidCellError(KernelLabError):
     """The cell cannot be run as written: no such file, a syntax error, or (to optimize) no make_inputs/run."""
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is a device running out of memory (PyTorch's or a library's words)."""
+    names = {type(e).__name__ for e in (exc, exc.__cause__) if e is not None}
+    return "OutOfMemoryError" in names or "out of memory" in str(exc).lower()

@@ -303,6 +303,41 @@ def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone
     assert not alone.correct and alone.failure == "out_of_memory" and greedy.read_text() == "xx"  # tried twice
 
 
+def test_the_judges_own_process_running_out_of_memory_is_a_verdict_and_a_second_try(monkeypatch):
+    """On the H200 a race's judge held 66 GiB when a copy it made ran out, and the error came out of
+    kernel_lab.optimize. Now a check that runs out in the judge's process is checked again alone (after the judge
+    gives its spare memory back), and timing that runs out twice is each candidate's out-of-memory finding."""
+    import torch
+
+    from kernel_lab.verify import timing
+    from kernel_lab.verify.trial import Trial
+
+    unpacked = []
+    real = Trial._unpack  # a copy of the candidate's results into the judge's memory
+
+    def crowded(*args):
+        unpacked.append(1)
+        if len(unpacked) == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.54 GiB. GPU 0 has (a test)")
+        return real(*args)
+
+    monkeypatch.setattr(Trial, "_unpack", staticmethod(crowded))
+    with Judge(source("add_ref"), Options(timeout=120.0), "cpu") as judge:
+        judge.parallel = 2
+        verdicts = judge.check_many([source("add_fast"), source("add_fast")])
+    assert all(v.correct for v in verdicts), [v.reason for v in verdicts]  # without the second try: out of memory
+
+    def out(*args):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has (a test)")
+
+    monkeypatch.setattr(Trial, "_unpack", staticmethod(real))
+    monkeypatch.setattr(timing, "time_round", out)
+    with Judge(source("add_ref"), Options(timeout=120.0), "cpu") as judge:
+        v = judge.check(source("add_fast"))
+    assert not v.correct and v.failure == "out_of_memory", v.reason
+    assert "in Kernel Lab's own process" in v.reason and "Tried to allocate 3.00 GiB" in v.reason
+
+
 def test_correct_rewrite_passes_and_is_timed(verdicts):
     v = verdicts["correct"]
     assert (v.correct, v.reason, v.warnings) == (True, "ok", ())

@@ -33,6 +33,7 @@ import torch
 from kernel_lab import fastbuild, interpreter
 from kernel_lab.builds import use_folder_for
 from kernel_lab.cells import describe, execute
+from kernel_lab.errors import out_of_memory
 from kernel_lab.interpreter import cannot_run
 from kernel_lab.models import LaunchRecord
 from kernel_lab.profiling.launches import watch
@@ -63,7 +64,7 @@ def failure_kind(exc: BaseException) -> str:
     names = {type(e).__name__ for e in (exc, exc.__cause__) if e is not None}
     if cannot_run(exc) is not None:
         return "cannot_run"
-    if "OutOfMemoryError" in names or "out of memory" in str(exc).lower():
+    if out_of_memory(exc):
         return "out_of_memory"
     if names & {"CompilationError", "CompileTimeAssertionFailure", "SyntaxError"}:
         return "compile_error"
