@@ -26,12 +26,14 @@ them (all 27 corpus cells were read while the launch parser was built). A table 
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import math
 import os
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +198,8 @@ def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
         best = written(apply(path.read_text(), launch, row["exhaustive"]["config"]), f"{path.stem}_exhaustive")
         row["exhaustive"]["ms"] = bench(lambda: best.run(*work), rep=200)
     say(f"exhaustive: {json.dumps(row['exhaustive'], default=str)}; %%optimize")
+    gc.collect()
+    torch.cuda.empty_cache()  # what the exhaustive search left cached goes back: the judge's processes need it
     row["optimize"] = optimized(path, rounds, made, work, want)
     row["run_ms_after"] = bench(lambda: module.run(*work), rep=200)
     row["timer_end"] = TIMER["name"]  # not the row's timer: a variant could not be captured
@@ -240,7 +244,10 @@ def main() -> None:
         try:
             rows.append(one(path, args.rounds, args.most, path.stem in held))
         except Exception as e:  # noqa: BLE001 - one cell's failure is reported, the others still run
-            print(f"{path.stem}: {type(e).__name__}: {e}", flush=True)
+            where = " <- ".join(
+                f"{f.name}:{f.lineno} {f.filename.rsplit('/', 1)[-1]}" for f in traceback.extract_tb(e.__traceback__)[::-1][:6]
+            )
+            print(f"{path.stem}: {type(e).__name__}: {e}\n  at {where}", flush=True)
             continue
         print(json.dumps(rows[-1], default=str), flush=True)
         if args.json:
