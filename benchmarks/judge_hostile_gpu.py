@@ -6,6 +6,7 @@ per case as each reference's group is done, and set against another device's run
 
 Each case reads ``pass`` (correct and held back by nothing), ``flag`` (correct, held back by a warning) or ``wrong``,
 with its reason or first warning; ``DIFFERS`` marks a case whose outcome is not the one ``--against`` recorded.
+``--resume``: the cases the ``--json`` file holds already are not judged again (a device call's time ran out).
 """
 
 from __future__ import annotations
@@ -37,14 +38,19 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--json", type=Path, help="append one JSON line per case")
     parser.add_argument("--against", type=Path, help="another device's --json, to set each outcome against")
+    parser.add_argument("--resume", action="store_true", help="leave out the cases --json holds already")
     args = parser.parse_args()
+    done = set()
+    if args.resume and args.json and args.json.exists():
+        done = {json.loads(line)["case"] for line in args.json.read_text().splitlines() if line.strip()}
+    todo = {key: {c: s for c, s in cases.items() if c not in done} for key, cases in GROUPS.items()}
     lines = args.against.read_text().splitlines() if args.against else []
     other = {row["case"]: row["outcome"] for row in map(json.loads, lines)}
     start, differ = time.perf_counter(), []
     with ThreadPoolExecutor(max_workers=3) as pool:
-        groups = [pool.submit(judge_group, key, cases, device=args.device) for key, cases in GROUPS.items()]
-        for done in as_completed(groups):
-            for case, v in done.result().items():
+        groups = [pool.submit(judge_group, key, cases, device=args.device) for key, cases in todo.items() if cases]
+        for group in as_completed(groups):
+            for case, v in group.result().items():
                 said = outcome(v)
                 mark = "DIFFERS" if other.get(case, said) != said else ""
                 differ += [case] * bool(mark)
