@@ -316,16 +316,18 @@ class Judge:
     def _timed(self, trials: list[Trial]) -> list[Any]:
         """The round's timings; where this process's own GPU memory runs out, once more after giving back what it
         holds spare, then an out-of-memory finding for each (nothing the candidates did)."""
-        for attempt in (1, 2):
-            try:
-                return timing.time_round(self.reference, trials, self._lending)
-            except Exception as err:
-                if not out_of_memory(err):
-                    raise
-                spare(self.reference.scratch)
-                if attempt == 2:
-                    return [Stopped(f"{OWN_MEMORY} (timing the round: {_gist(err)})", "out_of_memory") for _ in trials]
-        raise AssertionError("unreachable")
+        try:
+            return timing.time_round(self.reference, trials, self._lending)
+        except Exception as err:
+            if not out_of_memory(err):
+                raise
+        spare(self.reference.scratch)
+        try:
+            return timing.time_round(self.reference, trials, self._lending)
+        except Exception as err:
+            if not out_of_memory(err):
+                raise
+            return [Stopped(f"{OWN_MEMORY} (timing the round: {_gist(err)})", "out_of_memory") for _ in trials]
 
     def _end(self, processes: list[Worker]) -> None:
         """Wait for a round's processes to end, then free what was handed over to them by CUDA IPC."""
