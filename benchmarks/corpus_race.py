@@ -16,7 +16,8 @@ the screen takes the shape whose sizes multiply to the most, the same one on eve
   time is the compiling and timing of all of them, as autotune's first call would spend on an empty cache; more
   than ``--most`` configurations are thinned to every k-th, which the table says;
 * **optimize**: ``kernel_lab.optimize`` with the built-in rewriter (Nsight Compute's profiles, the screen, the
-  judge), its wall time, and its best version timed here like the others.
+  judge), its wall time, and its best version timed here like the others;
+* **compile**: ``torch.compile`` of the cell's ``torch_run`` (its PyTorch reference), timed the same way, last.
 
 Knobs the cell computes at run time (a block size from the input's size, an autotuner's choice) take the values
 its first call ran with. Cells whose index entry says ``held_out`` are marked: nothing of the search was tuned on
@@ -223,23 +224,42 @@ def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
     row["optimize"] = optimized(path, rounds, made, work, want)
     row["run_ms_after"] = bench(lambda: module.run(*work), rep=200)
     row["timer_end"] = TIMER["name"]  # not the row's timer: a variant could not be captured
+    say(f"%%optimize: {json.dumps(row['optimize'], default=str)[:300]}; torch.compile of torch_run")
+    row["compiled"] = compiled(module, made, work, want)
+    return row
+
+
+def compiled(module: Any, made: tuple, work: tuple, want: Any) -> dict:
+    """``torch.compile`` of the cell's PyTorch reference (``torch_run``), what a user could pick instead: its first
+    call's seconds (compiling), whether it agrees with the cell, and its time by the same timer. Last in a row, so a
+    long compile costs none of the rest."""
+    if not hasattr(module, "torch_run"):
+        return {"note": "no torch_run"}
+    fn = torch.compile(module.torch_run)
+    started = time.perf_counter()
+    got = fn(*fresh(made))
+    torch.cuda.synchronize()
+    row: dict = {"compile_s": time.perf_counter() - started, "agrees": close(got, want)}
+    row["ms"] = bench(lambda: fn(*work), rep=200)
     return row
 
 
 def table(rows: list[dict]) -> str:
-    head = f"{'cell':<32}{'orig ms':>9}{'exhaustive':>12}{'cfgs':>6}{'wall s':>8}{'optimize':>11}{'wall s':>8}  judge"
+    head = (
+        f"{'cell':<32}{'orig ms':>9}{'exhaustive':>12}{'cfgs':>6}{'wall s':>8}{'optimize':>11}{'wall s':>8}{'compile':>9}  judge"
+    )
     lines = [head, "-" * 100]
     for group, rows_ in (("tuned on", [r for r in rows if not r["held_out"]]), ("held out", [r for r in rows if r["held_out"]])):
         if rows_:
             lines.append(f"[{group}]")
         for r in rows_:
-            ex, op = r.get("exhaustive", {}), r.get("optimize", {})
+            ex, op, tc = r.get("exhaustive", {}), r.get("optimize", {}), r.get("compiled", {})
             x = lambda ms, r=r: f"{r['run_ms'] / ms:.2f}x" if ms else "-"  # noqa: E731
             tried = f"{ex.get('tried', '-')}" + ("*" if ex and ex["tried"] < ex["configs"] else "")
             lines.append(
                 f"{r['cell']:<32}{r['run_ms']:>9.4f}{x(ex.get('ms')):>12}{tried:>6}{ex.get('wall_s', 0):>8.0f}"
-                f"{x(op.get('ms')) if op.get('ms') else '1.00x':>11}{op.get('wall_s', 0):>8.0f}  {op.get('judge_speedup') or '-'}"
-                + (f"  {r['note']}" if "note" in r else "")
+                f"{x(op.get('ms')) if op.get('ms') else '1.00x':>11}{op.get('wall_s', 0):>8.0f}{x(tc.get('ms')):>9}"
+                f"  {op.get('judge_speedup') or '-'}" + (f"  {r['note']}" if "note" in r else "")
             )
     lines.append("speedups over the original, timed here side by side; * thinned to every k-th configuration")
     return "\n".join(lines)
