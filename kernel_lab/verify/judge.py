@@ -47,7 +47,8 @@ T = TypeVar("T")
 #: a verdict's words when the judge's own process, not the candidate's, ran out of GPU memory
 OWN_MEMORY = (
     "the GPU ran out of memory in Kernel Lab's own process (it keeps the reference's results and lends the inputs), "
-    "not in the candidate's: judge fewer candidates at once or declare smaller SHAPES"
+    "not in the candidate's: ask for fewer candidates a round (--candidates, the candidates setting) or declare smaller "
+    "SHAPES"
 )
 JudgeEvents = Callable[[int, str], None]  # (candidate index, state)
 
