@@ -80,8 +80,8 @@ def scratch(device: str | None) -> torch.device:
 
 def spare(device: torch.device) -> None:
     """Give the GPU memory this process's allocator keeps cached but unused back to the device: the candidates'
-    processes share the GPU with the judge's (on the H200 a race's judge held 66 GiB, most of it freed copies, when
-    a candidate beside it ran out)."""
+    processes share the GPU with the judge's (on the H200 the process that held a race's judge had 66 GiB "in use",
+    PyTorch's cache counted, when it ran out beside five candidates)."""
     import torch
 
     if device.type == "cuda":
@@ -96,7 +96,7 @@ def on(device: torch.device, fn: Any, *tensors: torch.Tensor, more: tuple = ()) 
     try:
         return fn(*(t.to(device) for t in tensors), *more)
     except torch.OutOfMemoryError:
-        torch.cuda.empty_cache()
+        spare(device)
         return fn(*(t.cpu() for t in tensors), *more)
 
 
@@ -345,7 +345,7 @@ class Reference:
         try:
             moved = [t.to(self.scratch) for t in tensors]
         except torch.OutOfMemoryError:
-            torch.cuda.empty_cache()
+            spare(self.scratch)
             return [t.cpu() for t in tensors]
         self._held += size
         return moved
