@@ -246,7 +246,7 @@ def compiled(module: Any, made: tuple, work: tuple, want: Any) -> dict:
 
 def table(rows: list[dict]) -> str:
     head = (
-        f"{'cell':<32}{'orig ms':>9}{'exhaustive':>12}{'cfgs':>6}{'wall s':>8}{'optimize':>11}{'wall s':>8}{'compile':>9}  judge"
+        f"{'cell':<32}{'orig ms':>9}{'exhaustive':>11}{'cfgs':>6}{'wall s':>8}{'optimize':>10}{'wall s':>8}{'compile':>9}  judge"
     )
     lines = [head, "-" * 100]
     for group, rows_ in (("tuned on", [r for r in rows if not r["held_out"]]), ("held out", [r for r in rows if r["held_out"]])):
@@ -257,8 +257,8 @@ def table(rows: list[dict]) -> str:
             x = lambda ms, r=r: f"{r['run_ms'] / ms:.2f}x" if ms else "-"  # noqa: E731
             tried = f"{ex.get('tried', '-')}" + ("*" if ex and ex["tried"] < ex["configs"] else "")
             lines.append(
-                f"{r['cell']:<32}{r['run_ms']:>9.4f}{x(ex.get('ms')):>12}{tried:>6}{ex.get('wall_s', 0):>8.0f}"
-                f"{x(op.get('ms')) if op.get('ms') else '1.00x':>11}{op.get('wall_s', 0):>8.0f}{x(tc.get('ms')):>9}"
+                f"{r['cell']:<32}{r['run_ms']:>9.4f}{x(ex.get('ms')):>11}{tried:>6}{ex.get('wall_s', 0):>8.0f}"
+                f"{x(op.get('ms')) if op.get('ms') else '1.00x':>10}{op.get('wall_s', 0):>8.0f}{x(tc.get('ms')):>9}"
                 f"  {op.get('judge_speedup') or '-'}" + (f"  {r['note']}" if "note" in r else "")
             )
     lines.append("speedups over the original, timed here side by side; * thinned to every k-th configuration")

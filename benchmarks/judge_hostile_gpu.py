@@ -33,6 +33,12 @@ def why(v: Verdict) -> str:
     return v.warnings[0].text if v.correct and v.flagged else v.reason
 
 
+def outcomes(path: Path) -> dict[str, str]:
+    """Each case's outcome in a --json file."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {row["case"]: row["outcome"] for row in rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda")
@@ -40,12 +46,9 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="another device's --json, to set each outcome against")
     parser.add_argument("--resume", action="store_true", help="leave out the cases --json holds already")
     args = parser.parse_args()
-    done = set()
-    if args.resume and args.json and args.json.exists():
-        done = {json.loads(line)["case"] for line in args.json.read_text().splitlines() if line.strip()}
+    done = outcomes(args.json) if args.resume and args.json and args.json.exists() else {}
     todo = {key: {c: s for c, s in cases.items() if c not in done} for key, cases in GROUPS.items()}
-    lines = args.against.read_text().splitlines() if args.against else []
-    other = {row["case"]: row["outcome"] for row in map(json.loads, lines)}
+    other = outcomes(args.against) if args.against else {}
     start, differ = time.perf_counter(), []
     with ThreadPoolExecutor(max_workers=3) as pool:
         groups = [pool.submit(judge_group, key, cases, device=args.device) for key, cases in todo.items() if cases]
