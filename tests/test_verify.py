@@ -1034,6 +1034,18 @@ def test_gpu_an_honest_launch_variant_of_a_kernel_that_writes_its_inputs_in_plac
 
 
 @pytest.mark.gpu
+def test_gpu_input_sets_of_drawn_sizes_are_each_lent_a_buffer_of_their_own_size():
+    """vLLM's decode attention draws its cache length in make_inputs, so the input sets of one declared shape differ
+    in size: on the H200 at stop 50, timing a launch variant raised PyTorch's size-mismatch error when a place's lent
+    buffer, made for one set, was filled from another."""
+    cell = (CELLS / "corpus" / "vllm_decode_attention.py").read_text()
+    variant = cell.replace("num_warps=4,", "num_warps=8,", 1)
+    assert variant != cell
+    v = verify(cell, variant, time=True, timeout=300.0, device="cuda")
+    assert v.correct and v.timing is not None, v.reason
+
+
+@pytest.mark.gpu
 def test_gpu_work_hidden_on_a_side_stream_is_flagged():
     v = judge_on_gpu("add_ref", "add_side_stream", time=True)
     assert blocked(v, "another CUDA stream")

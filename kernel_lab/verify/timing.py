@@ -104,9 +104,10 @@ class Slots:
             carried.append(value)
             return {"tensor": len(carried) - 1, "slot": f"{self.key}:in:{place}:{k}"}
         lent = self.inputs.setdefault(place, [])
-        new = len(lent) <= k
+        lent += [None] * (k + 1 - len(lent))
+        # a place's buffer is lent anew when this call's input set is of another size (make_inputs may draw sizes)
+        new = lent[k] is None or lent[k].shape != value.shape or lent[k].dtype != value.dtype
         if new:
-            lent += [None] * (k + 1 - len(lent))
             lent[k] = self.lending.mailbox(list(value.shape), str(value.dtype), self.reference.scratch)
         lent[k].copy_(value)
         item: dict[str, Any] = {"slot": f"{self.key}:in:{place}:{k}"}
