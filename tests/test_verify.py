@@ -303,6 +303,24 @@ def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone
     assert not alone.correct and alone.failure == "out_of_memory" and greedy.read_text() == "xx"  # tried twice
 
 
+def test_a_candidates_process_holds_one_input_set_at_a_time_while_it_is_checked(tmp_path):
+    """On the H200 a candidate's process kept a copy of every input set it was checked on (17 sets of about 1 GB
+    for Unsloth's GEGLU, 6-24 GiB a process): it now lets go of each set once checked. The candidate counts the
+    tensors of its input's size alive in its process at each call; the first set's calls bound every later one."""
+    held = tmp_path / "held"
+    counting = source("sized_add_ref") + (
+        "\n_run = run\n\n\ndef run(x, y):\n    import gc\n"
+        "    n = len({id(t) for t in gc.get_objects() if isinstance(t, torch.Tensor) and t.numel() == x.numel()})\n"
+        f"    with open({str(held)!r}, 'a') as f:\n"
+        "        f.write(f'{x.numel()} {n}\\n')\n"
+        "    return _run(x, y)\n"
+    )
+    v = verify(source("sized_add_ref"), counting, time=False, device="cpu")
+    assert v.correct, v.reason
+    counts = [int(line.split()[1]) for line in held.read_text().splitlines() if line.startswith("8192 ")]
+    assert len(counts) >= 10 and max(counts) <= max(counts[:4]), counts  # without letting go: 6, 9, 11, 14, ... 38
+
+
 def test_the_judges_own_process_running_out_of_memory_is_a_verdict_and_a_second_try(monkeypatch):
     """On the H200 a race's judge held 66 GiB when a copy it made ran out, and the error came out of
     kernel_lab.optimize. Now a check that runs out in the judge's process is checked again alone (after the judge
