@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import functools
 import re
+import signal
+import sys
 import threading
 import time
 from collections import defaultdict
@@ -170,7 +172,7 @@ def sets(cell: Path, device: str) -> None:
     from kernel_lab.verify import sandbox
     from kernel_lab.verify.inputs import plan
 
-    box = sandbox.Sandbox("reference", device)
+    box = sandbox.Sandbox(device)
     began = time.monotonic()
     loaded = box.load(str(cell))
     print(f"== {cell.stem}: load {time.monotonic() - began:.2f} s")
@@ -208,7 +210,8 @@ def main() -> None:
         sets(Path(args.cell), args.device or "cuda")
         return
     instrument()
-    if args.whole:
+    if args.whole:  # cut short by `timeout`: the steps logged so far, then the exit
+        signal.signal(signal.SIGTERM, lambda *_: (report("== cut short (SIGTERM)"), sys.exit(124)))
         whole(Path(args.cell), args.rounds, args.ahead, args.pause, args.cuda_first)
         return
     source = Path(args.cell).read_text()
