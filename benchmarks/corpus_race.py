@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +122,10 @@ def written(text: str, name: str) -> Any:
 
 
 def tuned_launch(source: str, seen: list[Any]) -> tuple[Launch | None, dict[str, tuple[int, ...]]]:
-    """The first launch with knobs to tune, its run-time knobs filled from the launches ``seen`` in one call."""
+    """The first launch with knobs to tune of a kernel that ran in the call ``seen`` (vLLM's decode attention defines
+    a kernel for each head layout and runs one), its run-time knobs filled from that call's launches."""
     ran = {r.kernel: dict(r.args) for r in reversed(seen)}
-    for launch in launches(source):
+    for launch in sorted(launches(source), key=lambda launch: launch.kernel not in ran):
         for name, knob in launch.knobs.items():
             value = ran.get(launch.kernel, {}).get(name)
             if isinstance(value, int) and (knob.value is None or knob.pinned):
@@ -197,7 +199,8 @@ def say(line: str) -> None:
     print(line, flush=True)
 
 
-def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
+def one(path: Path, rounds: int, most: int, held_out: bool, keep: Callable[[dict], None]) -> dict:
+    """The cell's row (``keep``: called with the row so far once ``%%optimize`` is done)."""
     module = load(path)
     made = largest_inputs(module)
     work = fresh(made)  # timed on: an in-place cell rewrites it at every call, as in the library
@@ -224,7 +227,12 @@ def one(path: Path, rounds: int, most: int, held_out: bool) -> dict:
     row["optimize"] = optimized(path, rounds, made, work, want)
     row["run_ms_after"] = bench(lambda: module.run(*work), rep=200)
     row["timer_end"] = TIMER["name"]  # not the row's timer: a variant could not be captured
-    say(f"%%optimize: {json.dumps(row['optimize'], default=str)[:300]}; torch.compile of torch_run")
+    op = row["optimize"]
+    say(f"%%optimize: {op['wall_s']:.0f} s, {op['label']}, stopped: {op['stopped']}")
+    for v in op["versions"]:  # why each version was kept or not, in full
+        say(f"  {v['label']} {v['speedup'] or '-'} correct={v['correct']} {v['reason']}: {(v['explanation'] or '')[:120]}")
+    keep(row | {"compiled": {"note": "not reached"}})  # a row even if the compile below runs past the time limit
+    say("torch.compile of torch_run")
     row["compiled"] = compiled(module, made, work, want)
     return row
 
@@ -274,15 +282,22 @@ def main() -> None:
     parser.add_argument("--table", type=Path, default=None, help="only print the table of the rows in this file")
     args = parser.parse_args()
     if args.table:
-        print(table([json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]))
+        rows = [json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]
+        print(table(list({row["cell"]: row for row in rows}.values())))  # a cell's last row (the complete one)
         return
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton_cache_"))
     index = json.loads((CORPUS / "index.json").read_text())
     held = {e["name"] for e in index if e.get("held_out")}
     rows = []
+
+    def keep(row: dict) -> None:
+        if args.json:
+            with args.json.open("a") as out:
+                out.write(json.dumps(row, default=str) + "\n")
+
     for path in args.cells:
         try:
-            rows.append(one(path, args.rounds, args.most, path.stem in held))
+            rows.append(one(path, args.rounds, args.most, path.stem in held, keep))
         except Exception as e:  # noqa: BLE001 - one cell's failure is reported, the others still run
             where = " <- ".join(
                 f"{f.name}:{f.lineno} {f.filename.rsplit('/', 1)[-1]}" for f in traceback.extract_tb(e.__traceback__)[::-1][:6]
@@ -290,9 +305,7 @@ def main() -> None:
             print(f"{path.stem}: {type(e).__name__}: {e}\n  at {where}", flush=True)
             continue
         print(json.dumps(rows[-1], default=str), flush=True)
-        if args.json:
-            with args.json.open("a") as out:
-                out.write(json.dumps(rows[-1], default=str) + "\n")
+        keep(rows[-1])
     print(table(rows))
 
 

@@ -67,7 +67,7 @@ def instrument() -> None:
     judge_module.watch(heard).__enter__()  # for the whole run
     timed(screen_module.Screener, "_start", lambda s, *a: "screen: workers load the original")
     timed(screen_module.Screener, "screen", lambda s, v: f"screen: {len(v)} variants in all")
-    timed(screen_module.Screener, "_time", lambda s, w, i: f"screen:   timing of variant {i}")
+    timed(screen_module.Screener, "_time", lambda s, w, i, *more: f"screen:   timing of variant {i}")
     timed(screen_module.Screener, "_load", lambda s, w: "screen:   a worker loads the original (after its boot)")
     timed(judge_module.Judge, "wait_prepared", lambda j: "screen: waits for the reference's results (the GPU quiet)")
 
