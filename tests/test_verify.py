@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -319,6 +321,27 @@ def test_a_candidates_process_holds_one_input_set_at_a_time_while_it_is_checked(
     assert v.correct, v.reason
     counts = [int(line.split()[1]) for line in held.read_text().splitlines() if line.startswith("8192 ")]
     assert len(counts) >= 10 and max(counts) <= max(counts[:4]), counts  # without letting go: 6, 9, 11, 14, ... 38
+
+
+def test_an_input_the_second_call_writes_as_the_first_did_crosses_the_pipe_once():
+    """Liger's cross entropy writes its gradient into 1 GB of logits: each check sent them twice. The second call's
+    write is sent only where its bits differ from the first's, and such a second write is still judged."""
+    checked = (  # a reference's sandbox checks its own input set, in a process of its own (the interpreter installed)
+        "from kernel_lab import interpreter; interpreter.install()\n"
+        "from kernel_lab.verify.sandbox import Sandbox\n"
+        f"box = Sandbox('cpu'); box.load({str(CELLS / 'axpy_inplace_ref.py')!r})\n"
+        "box.make([{'id': 0, 'seed': 5, 'shape': [], 'variant': '', 'timing': False}])\n"
+        "header, tensors = box.check(0)\n"
+        "print(header['written'], header['rewritten'], len(tensors))\n"
+    )
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    said = subprocess.run([sys.executable, "-c", checked], check=False, capture_output=True, text=True, env=env, timeout=120)
+    assert said.stdout.split("\n")[-2:] == ["[[1], [1]] [1] 1", ""], said.stdout + said.stderr
+    second_differs = source("axpy_inplace_ref").replace(
+        "def run(x, y):\n", "CALLS = []\n\n\ndef run(x, y):\n    CALLS.append(1)\n    y += 0.5 * (len(CALLS) % 2 == 0)\n"
+    )
+    v = verify(source("axpy_inplace_ref"), second_differs, time=False, device="cpu")
+    assert not v.correct and "written in place" in v.reason and "second call" in v.reason, v.reason
 
 
 def test_the_judges_own_process_running_out_of_memory_is_a_verdict_and_a_second_try(monkeypatch):

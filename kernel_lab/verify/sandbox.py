@@ -449,8 +449,9 @@ class Sandbox:
 
         Only what the judge cannot know already crosses the pipe: the second call's outputs where their bits
         differ from the first's, and the inputs after each call where their bits differ from the set as
-        handed over. The first call's outputs go into the buffers the judge lent (``into``, one per output
-        of the reference) where they fit them; else through the pipe.
+        handed over (after the second call, only where they also differ from what the first wrote there: an
+        in-place cell would send each written input twice). The first call's outputs go into the buffers the
+        judge lent (``into``, one per output of the reference) where they fit them; else through the pipe.
         """
         inputs = self._take(set_id, **handed)
         if let_go:
@@ -464,11 +465,13 @@ class Sandbox:
         second_meta = [meta(t, second_inputs) for t in second]
         repeated = [k for k, (a, b) in enumerate(zip(first, second)) if not changed((a,), (b,))]
         written = [changed(first_inputs, inputs), changed(second_inputs, inputs)]
+        rewritten = [i for i in written[1] if i in written[0] and not changed((first_inputs[i],), (second_inputs[i],))]
         mailed = _mail(first, into or [])
         header = {"first": first_meta, "second": second_meta, "repeated": repeated, "written": written, "mailed": mailed}
+        header["rewritten"] = rewritten  # inputs the second call wrote with the first's bits
         tensors = [t for k, t in enumerate(first) if k not in mailed]
         tensors += [t for k, t in enumerate(second) if k not in repeated]
-        tensors += [first_inputs[i] for i in written[0]] + [second_inputs[i] for i in written[1]]
+        tensors += [first_inputs[i] for i in written[0]] + [second_inputs[i] for i in written[1] if i not in rewritten]
         return header, tensors
 
     def observe(self, set_id: int, **handed: Any) -> dict[str, Any]:

@@ -199,16 +199,17 @@ class Trial:
     ) -> tuple[list[Any], list[Any], tuple[dict[int, Any], dict[int, Any]]]:
         """(first outputs, second outputs, inputs each call wrote) from a check's answer: a first output the
         candidate wrote into the buffer lent for it is copied out of it (the candidate can still write there);
-        a second output that was not sent repeats the first's bits; an input not listed as written is the set
-        as made."""
+        a second output, or input the second call wrote, that was not sent repeats the first's bits; an input
+        not listed as written is the set as made."""
         out_of_form = Rejected("protocol", "the candidate's process answered a check out of form (was its harness changed?)")
         try:
             n = len(reply["first"])
             repeated, written = set(reply["repeated"]), [list(call) for call in reply["written"]]
-            mailed = set(reply.get("mailed", []))
+            mailed, rewritten = set(reply.get("mailed", [])), set(reply.get("rewritten", []))
             in_form = len(reply["second"]) == n and repeated <= set(range(n)) and len(written) == 2
             in_form = in_form and mailed <= set(range(min(n, len(boxes))))
             in_form = in_form and all(i in expected.inputs for call in written for i in call)
+            in_form = in_form and rewritten <= set(written[0]) & set(written[1])
         except (KeyError, TypeError, ValueError):
             in_form = False
         if not in_form:
@@ -216,7 +217,8 @@ class Trial:
         sent = iter(tensors)
         first = [boxes[k].clone() if k in mailed else next(sent, None) for k in range(n)]
         second = [first[k] if k in repeated else next(sent, None) for k in range(n)]
-        after = tuple({i: next(sent, None) for i in call} for call in written)
+        after_first = {i: next(sent, None) for i in written[0]}
+        after = (after_first, {i: after_first[i] if i in rewritten else next(sent, None) for i in written[1]})
         if any(t is None for t in first + second) or any(t is None for call in after for t in call.values()):
             raise Rejected(
                 "protocol", "the candidate's process sent fewer tensors than its answer lists (was its harness changed?)"
