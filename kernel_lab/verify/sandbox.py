@@ -442,10 +442,10 @@ class Sandbox:
         return None, why
 
     def check(
-        self, set_id: int, into: list[dict[str, Any]] | None = None, let_go: bool = False, **handed: Any
+        self, set_id: int, into: list[dict[str, Any]] | None = None, **handed: Any
     ) -> tuple[dict[str, Any], list[torch.Tensor]]:
-        """(candidate) Two calls on fresh copies of an input set, each on poisoned memory; ``let_go``: the set is not
-        kept once checked (a candidate holds one set at a time, not every set of gigabytes it was checked on).
+        """(candidate) Two calls on fresh copies of an input set, each on poisoned memory; the set is not kept once
+        checked (a candidate holds one set at a time, not every set of gigabytes it is checked on).
 
         Only what the judge cannot know already crosses the pipe: the second call's outputs where their bits
         differ from the first's, and the inputs after each call where their bits differ from the set as
@@ -454,8 +454,7 @@ class Sandbox:
         judge lent (``into``, one per output of the reference) where they fit them; else through the pipe.
         """
         inputs = self._take(set_id, **handed)
-        if let_go:
-            del self.inputs[set_id]
+        del self.inputs[set_id]
         first_inputs = clone(inputs)
         self.launches.clear()
         first = leaves(self._call(first_inputs))

@@ -232,11 +232,11 @@ class Trial:
         boxes = []
         if scratch.type == "cuda" and all(m["device"] == "cuda" for m in expected.metas):
             boxes = [self.lending.mailbox(m["shape"], m["dtype"], scratch) for m in expected.metas]
-        request: dict[str, Any] = {"cmd": "check", "set_id": expected.set.id, "let_go": True}
+        request: dict[str, Any] = {"cmd": "check", "set_id": expected.set.id}
         if boxes:
             request["into"] = [handover.share(b) for b in boxes]
         reply, tensors = self.ask(request, [expected.set.id], where)
-        self.handed.discard(expected.set.id)  # handed again if its kernels are recorded on it
+        self.handed.discard(expected.set.id)  # the candidate let go of it: handed again if its kernels are recorded on it
         return reply, tensors, boxes
 
     def ask(
