@@ -305,6 +305,7 @@ def test_a_candidate_that_ran_out_of_memory_beside_others_is_checked_again_alone
     assert not alone.correct and alone.failure == "out_of_memory" and greedy.read_text() == "xx"  # tried twice
 
 
+@pytest.mark.slow
 def test_a_candidates_process_holds_one_input_set_at_a_time_while_it_is_checked(tmp_path):
     """On the H200 a candidate's process kept a copy of every input set it was checked on (17 sets of about 1 GB
     for Unsloth's GEGLU, 6-24 GiB a process): it now lets go of each set once checked. The candidate counts the
@@ -323,6 +324,7 @@ def test_a_candidates_process_holds_one_input_set_at_a_time_while_it_is_checked(
     assert len(counts) >= 10 and max(counts) <= max(counts[:4]), counts  # without letting go: 6, 9, 11, 14, ... 38
 
 
+@pytest.mark.slow
 def test_an_input_the_second_call_writes_as_the_first_did_crosses_the_pipe_once():
     """Liger's cross entropy writes its gradient into 1 GB of logits: each check sent them twice. The second call's
     write is sent only where its bits differ from the first's, and such a second write is still judged."""
@@ -344,6 +346,7 @@ def test_an_input_the_second_call_writes_as_the_first_did_crosses_the_pipe_once(
     assert not v.correct and "written in place" in v.reason and "second call" in v.reason, v.reason
 
 
+@pytest.mark.slow
 def test_the_judges_own_process_running_out_of_memory_is_a_verdict_and_a_second_try(monkeypatch):
     """On the H200 a race's judge held 66 GiB when a copy it made ran out, and the error came out of
     kernel_lab.optimize. Now a check that runs out in the judge's process is checked again alone (after the judge
