@@ -123,7 +123,9 @@ GROUPS: dict[tuple[str, bool, float], dict[str, str]] = {
         "forked_worker": "forked_worker",
         "forked_worker_hidden": FORKED_HIDDEN,
     },
-    (TINY_BLOCK, True, 120.0): {
+    # the interpreter runs the 16-element blocks' reference slowly: idle, this group ends about 130 s into the
+    # fixture, and in a busy CI run three of its candidates ran past a 120 s budget; the budget is not what they test
+    (TINY_BLOCK, True, 300.0): {
         "block_made_right": BLOCK_MADE_RIGHT,
         "block_and_code": BLOCK_AND_CODE,
         "stale_some_timed_calls": "stale_some_timed_calls",
