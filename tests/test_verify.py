@@ -13,14 +13,13 @@ from __future__ import annotations
 import math
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import run_python
 
 from kernel_lab.verify import Judge, Options, Timing, Verdict, verify
 from kernel_lab.verify.checks import slower_shapes
@@ -338,8 +337,7 @@ def test_an_input_the_second_call_writes_as_the_first_did_crosses_the_pipe_once(
         "header, tensors = box.check(0)\n"
         "print(header['written'], header['rewritten'], len(tensors))\n"
     )
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    said = subprocess.run([sys.executable, "-c", checked], check=False, capture_output=True, text=True, env=env, timeout=120)
+    said = run_python("-c", checked, env={"TRITON_INTERPRET": "1"}, timeout=120)
     assert said.stdout.split("\n")[-2:] == ["[[1], [1]] [1] 1", ""], said.stdout + said.stderr
     second_differs = source("axpy_inplace_ref").replace(
         "def run(x, y):\n", "CALLS = []\n\n\ndef run(x, y):\n    CALLS.append(1)\n    y += 0.5 * (len(CALLS) % 2 == 0)\n"
