@@ -97,6 +97,24 @@ def share(t: torch.Tensor) -> dict[str, Any]:
 _LENDING = threading.Lock()  # one thread at a time allocates into, or ends, a lending pool (PyTorch requires it)
 
 
+def empty_cache() -> None:
+    """``torch.cuda.empty_cache()``, never while another thread allocates into a lending pool: PyTorch counts
+    ``use_mem_pool`` as a capture under way, and emptying the cache then fails its ``captures_underway.empty()``
+    assertion, which ends the whole process (Liger's fused linear cross entropy's race, stop 50 on the H200)."""
+    import torch
+
+    with _LENDING:
+        torch.cuda.empty_cache()
+
+
+def ipc_collect() -> None:
+    """``torch.cuda.ipc_collect()`` (the memory handed over and let go, freed), under the same rule."""
+    import torch
+
+    with _LENDING:
+        torch.cuda.ipc_collect()
+
+
 class Lending:
     """The memory a judge lends to candidates: a pool of PyTorch's caching allocator that holds nothing
     else and never puts two tensors in one allocation (``no_split``), so what CUDA IPC maps when a tensor is

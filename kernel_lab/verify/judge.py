@@ -37,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 from kernel_lab import fastbuild
 from kernel_lab.errors import out_of_memory
 from kernel_lab.verify import handover, timing, workers
-from kernel_lab.verify.reference import REFERENCE_TIMEOUT, Options, Reference, spare
+from kernel_lab.verify.reference import REFERENCE_TIMEOUT, Options, Reference, own_memory, spare
 from kernel_lab.verify.trial import Rejected, Trial
 from kernel_lab.verify.turns import Turns
 from kernel_lab.verify.verdict import Verdict
@@ -45,11 +45,6 @@ from kernel_lab.verify.workers import Stopped, Worker, ended
 
 T = TypeVar("T")
 #: a verdict's words when the judge's own process, not the candidate's, ran out of GPU memory
-OWN_MEMORY = (
-    "the GPU ran out of memory in Kernel Lab's own process (it keeps the reference's results and lends the inputs), "
-    "not in the candidate's: ask for fewer candidates a round (--candidates, the candidates setting) or declare smaller "
-    "SHAPES"
-)
 JudgeEvents = Callable[[int, str], None]  # (candidate index, state)
 
 
@@ -101,13 +96,6 @@ def import_torch_soon() -> None:
     and the judge's threads here stall (3.5 s of round 1 on the H100: benchmarks/race_h100_memo)."""
     if "torch" not in sys.modules:
         threading.Thread(target=importlib.import_module, args=("torch",), name="import torch", daemon=True).start()
-
-
-def _gist(err: BaseException) -> str:
-    """An exception's first four sentences: PyTorch's out-of-memory message says what it tried to allocate, what was
-    free and what this process held, then goes on about every other process."""
-    text = str(err).splitlines()[0] if str(err) else type(err).__name__
-    return ". ".join(text.split(". ")[:4])
 
 
 def parallel() -> int:
@@ -283,7 +271,7 @@ class Judge:
                 if not out_of_memory(err):
                     raise
                 trials[index].candidate.close()
-                return trials[index].verdict(False, f"{OWN_MEMORY} ({_gist(err)})", failure="out_of_memory")
+                return trials[index].verdict(False, own_memory(err), failure="out_of_memory")
             finally:
                 self._phase("candidate: checks", str(index), started)
 
@@ -305,7 +293,7 @@ class Judge:
         for index in right:
             say(index, "timing")
         started = time.perf_counter()
-        timed = self._timed([trials[i] for i in right]) if self.time else [() for _ in right]
+        timed = timing.time_round(self.reference, [trials[i] for i in right], self._lending) if self.time else [() for _ in right]
         self._phase("round: timing", "round", started)
         for index, outcome in zip(right, timed):
             trial = trials[index]
@@ -314,29 +302,11 @@ class Judge:
             else:
                 verdicts[index] = trial.verdict(True, "ok", outcome)
 
-    def _timed(self, trials: list[Trial]) -> list[Any]:
-        """The round's timings; where this process's own GPU memory runs out, once more after giving back what it
-        holds spare, then an out-of-memory finding for each (nothing the candidates did)."""
-        try:
-            return timing.time_round(self.reference, trials, self._lending)
-        except Exception as err:
-            if not out_of_memory(err):
-                raise
-        spare(self.reference.scratch)
-        try:
-            return timing.time_round(self.reference, trials, self._lending)
-        except Exception as err:
-            if not out_of_memory(err):
-                raise
-            return [Stopped(f"{OWN_MEMORY} (timing the round: {_gist(err)})", "out_of_memory") for _ in trials]
-
     def _end(self, processes: list[Worker]) -> None:
         """Wait for a round's processes to end, then free what was handed over to them by CUDA IPC."""
         ended(processes)
         if self.reference.scratch.type == "cuda":
-            import torch
-
-            torch.cuda.ipc_collect()  # the copies handed over and let go
+            handover.ipc_collect()  # the copies handed over and let go
 
     def _round_ended(self) -> None:
         if self._ending is not None:

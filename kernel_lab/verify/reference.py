@@ -30,6 +30,11 @@ REFERENCE_TIMEOUT = 600.0  # seconds the reference may take to load and make its
 #: timed calls a candidate makes at the least, per declared shape (timing's MIN_SAMPLES), for the CPU's estimate
 TIMED_CALLS = 10
 RESIDENT_SHARE = 0.25  # of the GPU's memory, at most, for the reference's results kept there (candidates need the rest)
+OWN_MEMORY = (
+    "the GPU ran out of memory in Kernel Lab's own process (it keeps the reference's results and lends the inputs), "
+    "not in the candidate's: ask for fewer candidates a round (--candidates, the candidates setting) or declare smaller "
+    "SHAPES"
+)
 
 
 @dataclass(frozen=True)
@@ -82,10 +87,17 @@ def spare(device: torch.device) -> None:
     """Give the GPU memory this process's allocator keeps cached but unused back to the device: the candidates'
     processes share the GPU with the judge's (on the H200 the process that held a race's judge had 66 GiB "in use",
     PyTorch's cache counted, when it ran out beside five candidates)."""
-    import torch
-
     if device.type == "cuda":
-        torch.cuda.empty_cache()
+        handover.empty_cache()
+
+
+def own_memory(err: BaseException, where: str = "") -> str:
+    """What a verdict says when the judge's own process ran out of the GPU's memory (``where``: while doing what),
+    with the gist of PyTorch's message: its first four sentences say what it tried to allocate, what was free and
+    what this process held, then it goes on about every other process."""
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    gist = ". ".join(text.split(". ")[:4])
+    return f"{OWN_MEMORY} ({where + ': ' if where else ''}{gist})"
 
 
 def on(device: torch.device, fn: Any, *tensors: torch.Tensor, more: tuple = ()) -> Any:

@@ -20,9 +20,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lab.errors import out_of_memory
 from kernel_lab.verify import checks, handover
 from kernel_lab.verify.fingerprint import Prints
-from kernel_lab.verify.reference import Reference
+from kernel_lab.verify.reference import Reference, own_memory, spare
 from kernel_lab.verify.trial import Rejected, Trial
 from kernel_lab.verify.variation import varied
 from kernel_lab.verify.verdict import Timing
@@ -51,15 +52,17 @@ def reference_calls(reference: list[float], candidates: list[list[float]]) -> in
 
 
 def at_once(reference: Reference, n: int) -> int:
-    """How many of ``n`` candidates to time side by side: on a GPU, as many as its free memory holds (each gets a
-    batch's inputs and output buffers from the judge, and keeps its outputs and a cache flush); on the CPU, all."""
+    """How many of ``n`` candidates to time side by side: on a GPU, as many as its free memory holds beside the
+    reference's side (each side gets a batch's inputs and output buffers from the judge, and keeps its outputs and a
+    cache flush); on the CPU, all."""
     if reference.scratch.type != "cuda" or n <= 1:
         return max(n, 1)
     import torch
 
     largest = max((reference.expected[s.id].input_bytes for sets in reference.timing.values() for s in sets), default=0)
     free, _ = torch.cuda.mem_get_info(reference.scratch)
-    return max(1, min(n, free // ((2 * CALLS_PER_BATCH + 4) * largest + (1 << 30))))
+    side = (2 * CALLS_PER_BATCH + 4) * largest + (1 << 30)
+    return max(1, min(n, free // side - 1))
 
 
 def time_round(reference: Reference, trials: list[Trial], lending: handover.Lending) -> list[Outcome]:
@@ -69,10 +72,30 @@ def time_round(reference: Reference, trials: list[Trial], lending: handover.Lend
     timed: list[Outcome] = []
     for k in range(0, len(trials), most):
         batch = trials[k : k + most]
-        timed += _time_together(reference, batch, lending)
+        timed += _fitted(reference, batch, lending)
         if most < len(trials):
             ended(trial.candidate for trial in batch)
     return timed
+
+
+def _fitted(reference: Reference, trials: list[Trial], lending: handover.Lending, tries: int = 2) -> list[Outcome]:
+    """``trials`` timed together; where this process's own GPU memory runs out, its spare memory given back and the
+    batch timed again in halves, down to one candidate, tried once more alone before it gets an out-of-memory finding
+    (the judge's memory, nothing the candidate did). On the H200, Unsloth's GEGLU's four candidates (1 GiB of inputs a
+    call) ran out together, twice, and none was timed."""
+    try:
+        return _time_together(reference, trials, lending)
+    except Exception as err:
+        if not out_of_memory(err):
+            raise
+        said = own_memory(err, "timing the round")
+    spare(reference.scratch)
+    if len(trials) > 1:
+        half = len(trials) // 2
+        return _fitted(reference, trials[:half], lending) + _fitted(reference, trials[half:], lending)
+    if tries > 1:
+        return _fitted(reference, trials, lending, tries - 1)
+    return [Stopped(said, "out_of_memory")]
 
 
 class Slots:
