@@ -36,8 +36,14 @@ class Timeout(ProtocolError):
 
 
 def _read_exactly(fd: int, n: int, deadline: float | None = None) -> bytearray:
-    data, got = bytearray(n), 0
-    view = memoryview(data)
+    data = bytearray(n)
+    _read_into(fd, memoryview(data), deadline)
+    return data
+
+
+def _read_into(fd: int, view: memoryview, deadline: float | None = None) -> None:
+    """Fill ``view`` from the pipe (the GIL is let go while each piece is read)."""
+    got, n = 0, len(view)
     while got < n:
         if deadline is not None:
             wait = deadline - time.monotonic()
@@ -47,7 +53,6 @@ def _read_exactly(fd: int, n: int, deadline: float | None = None) -> bytearray:
         if not k:
             raise ProtocolError("the pipe closed")
         got += k
-    return data
 
 
 def _write_all(fd: int, data: Any) -> None:
@@ -130,9 +135,12 @@ def receive(fd: int, *, tensors: bool = True, deadline: float | None = None) -> 
     found: list[Any] = []
     for dtype, shape in specs:
         count = math.prod(shape)
-        data = _read_exactly(fd, count * dtype.itemsize, deadline) if count else bytearray()
-        t = torch.frombuffer(data, dtype=dtype, count=count) if count else torch.empty(0, dtype=dtype)
-        found.append(t.reshape(shape))
+        # torch.empty, not bytearray: a bytearray is zeroed first, with the GIL held (0.45 s a GiB here; on the H200
+        # the judge's other threads stood still 35 s in all while Liger's cross entropy's 1 GiB logits came back)
+        data = torch.empty(count * dtype.itemsize, dtype=torch.uint8)
+        if count:
+            _read_into(fd, memoryview(data.numpy()), deadline)
+        found.append(data.view(dtype).reshape(shape))
     return header, found if tensors else []
 
 
