@@ -19,9 +19,14 @@ SAME_SIZE = 0.9  # a version the judge timed under this share of its profiled ke
 
 
 def ranked(profile: Profile) -> list[tuple[str, Bottleneck]]:
-    """(kernel name, bottleneck) of every kernel, the costliest first."""
-    found = [(d.kernel.name, b) for d in conductor.diagnose(profile) for b in d.bottlenecks]
-    return sorted(found, key=lambda kb: -kb[1].score)
+    """(kernel name, bottleneck) of every launch, the costliest first: a score (the share of its launch's time) weighed
+    by that launch's share of the cell's time in kernels. Unweighed, vLLM's decode attention's 7 µs reduction (0.31)
+    came before the 239 µs kernel beside it (0.16), and the search tuned the reduction (H200)."""
+    diagnoses = conductor.diagnose(profile)
+    total = sum(d.kernel.get(M.DURATION) or 0.0 for d in diagnoses)
+    found = [(d, b) for d in diagnoses for b in d.bottlenecks]
+    found.sort(key=lambda db: -db[1].score * ((db[0].kernel.get(M.DURATION) or 0.0) / total if total > 0 else 1.0))
+    return [(d.kernel.name, b) for d, b in found]
 
 
 def _launches(profile: Profile, kernel: str) -> list[Kernel]:

@@ -176,7 +176,9 @@ class SearchRewriter:
         with. Cells without a Triton launch: :meth:`propose`."""
         top = dict(context.bottlenecks[0]) if context.bottlenecks else {"kind": "latency_bound"}
         found = [interpreted(x) if context.interpreted else x for x in launches(context.source)]
-        launch = next((x for x in found if x.kernel in str(top.get("kernel", ""))), found[0] if found else None)
+        name = str(top.get("kernel", ""))  # the profile's name, which may carry more than the source's
+        launch = next((x for x in found if x.kernel == name), None)
+        launch = launch or next((x for x in found if x.kernel in name), found[0] if found else None)
         if launch is None:
             return Explored(tuple(self.propose(context, n)))
         notes = tuple(describe(x) for x in found if x.notes)
