@@ -139,7 +139,7 @@ def receive(fd: int, *, tensors: bool = True, deadline: float | None = None) -> 
         # the judge's other threads stood still 35 s in all while Liger's cross entropy's 1 GiB logits came back)
         data = torch.empty(count * dtype.itemsize, dtype=torch.uint8)
         if count:
-            _read_into(fd, memoryview(data.numpy()), deadline)
+            _read_into(fd, data.numpy().data, deadline)
         found.append(data.view(dtype).reshape(shape))
     return header, found if tensors else []
 
