@@ -222,6 +222,7 @@ def one(path: Path, rounds: int, most: int, held_out: bool, keep: Callable[[dict
         best = written(apply(path.read_text(), launch, row["exhaustive"]["config"]), f"{path.stem}_exhaustive")
         row["exhaustive"]["ms"] = bench(lambda: best.run(*work), rep=200)
     say(f"exhaustive: {json.dumps(row['exhaustive'], default=str)}; %%optimize")
+    keep(row | {"optimize": {"note": "not finished"}})  # a row with the exhaustive figure if the time limit comes first
     gc.collect()
     torch.cuda.empty_cache()  # what the exhaustive search left cached goes back: the judge's processes need it
     row["optimize"] = optimized(path, rounds, made, work, want)
@@ -264,10 +265,12 @@ def table(rows: list[dict]) -> str:
             ex, op, tc = r.get("exhaustive", {}), r.get("optimize", {}), r.get("compiled", {})
             x = lambda ms, r=r: f"{r['run_ms'] / ms:.2f}x" if ms else "-"  # noqa: E731
             tried = f"{ex.get('tried', '-')}" + ("*" if ex and ex["tried"] < ex["configs"] else "")
+            kept = "-" if "note" in op else x(op["ms"]) if op.get("ms") else "1.00x"  # "-": %%optimize did not finish
+            notes = "  ".join(n for n in (r.get("note"), op.get("note") and f"%%optimize {op['note']}") if n)
             lines.append(
                 f"{r['cell']:<32}{r['run_ms']:>9.4f}{x(ex.get('ms')):>11}{tried:>6}{ex.get('wall_s', 0):>8.0f}"
-                f"{x(op.get('ms')) if op.get('ms') else '1.00x':>10}{op.get('wall_s', 0):>8.0f}{x(tc.get('ms')):>9}"
-                f"  {op.get('judge_speedup') or '-'}" + (f"  {r['note']}" if "note" in r else "")
+                f"{kept:>10}{op.get('wall_s', 0):>8.0f}{x(tc.get('ms')):>9}  {op.get('judge_speedup') or '-'}"
+                + (f"  {notes}" if notes else "")
             )
     lines.append("speedups over the original, timed here side by side; * thinned to every k-th configuration")
     return "\n".join(lines)
@@ -282,6 +285,9 @@ def main() -> None:
     parser.add_argument("--table", type=Path, default=None, help="only print the table of the rows in this file")
     args = parser.parse_args()
     if args.table:
+        if not args.table.is_file():
+            print(f"no rows: {args.table} was not written (no cell got as far as its exhaustive search)")
+            return
         rows = [json.loads(line) for line in args.table.read_text().splitlines() if line.strip()]
         print(table(list({row["cell"]: row for row in rows}.values())))  # a cell's last row (the complete one)
         return
