@@ -657,6 +657,19 @@ def test_a_lower_precision_than_the_reference_is_caught_against_the_truth(verdic
     assert not v.correct and "computes in a lower precision than the reference" in v.reason
 
 
+@pytest.mark.slow
+def test_the_truth_of_a_half_precision_output_is_kept_in_float32_and_of_a_float32_one_in_float64():
+    import torch
+
+    with Judge(source("half_ref"), Options(timeout=120.0), "cpu", time=False) as judge:
+        judge.check(source("half_ref"))
+        half = {t.dtype for e in judge.reference.checked() for t in e.truth or []}
+    with Judge(source("add_ref"), Options(timeout=120.0), "cpu", time=False) as judge:
+        judge.check(source("add_ref"))
+        single = {t.dtype for e in judge.reference.checked() for t in e.truth or []}
+    assert (half, single) == ({torch.float32}, {torch.float64})
+
+
 # --- what the output is ---------------------------------------------------------------------------------
 
 
@@ -902,6 +915,8 @@ def test_tolerances_and_the_truth():
     assert against_truth(fp16, fp16, truth) is None
     assert compare(bf16, fp16, *tolerance(torch.float16, False, None, None))[0] is None  # the tolerance lets it by
     assert "lower precision" in against_truth(bf16, fp16, truth)  # the truth does not
+    kept = truth.float()  # the judge keeps the truth of a 16-bit output in float32: the same answers
+    assert against_truth(fp16, fp16, kept) is None and "lower precision" in against_truth(bf16, fp16, kept)
     fp32 = truth.float()
     reordered = fp32 + 2 * torch.finfo(torch.float32).eps * fp32.abs().max()  # an honest sum in another order
     assert against_truth(reordered, fp32, truth) is None
