@@ -373,21 +373,34 @@ def test_the_judges_own_process_running_out_of_memory_is_a_verdict_and_a_second_
         verdicts = judge.check_many([source("add_fast"), source("add_fast")])
     assert all(v.correct for v in verdicts), [v.reason for v in verdicts]  # without the second try: out of memory
 
-    together = []
-    real_together = timing._time_together
+    together, let_go = [], []
+    real_together, real_batch, real_ask = timing._time_together, timing._batch, Trial.ask
 
-    def crowded_together(reference, trials, lending):  # this process's memory holds one candidate's timing, not two
+    def counted(reference, trials, lending):
         together.append(len(trials))
-        if len(trials) > 1:
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has (a test)")
         return real_together(reference, trials, lending)
 
+    def crowded_batch(reference, trials, who, shape, *rest):  # memory for one candidate's timing, not two
+        if len(shape.slots) > 2 and who == 1:  # the reference and candidate 0 have their buffers by now
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has (a test)")
+        return real_batch(reference, trials, who, shape, *rest)
+
+    def ask(self, request, *rest, **more):
+        reply = real_ask(self, request, *rest, **more)
+        if request["cmd"] == "unlend":
+            let_go.append(reply[0]["let_go"])
+        return reply
+
     monkeypatch.setattr(Trial, "_unpack", staticmethod(real))
-    monkeypatch.setattr(timing, "_time_together", crowded_together)
+    monkeypatch.setattr(timing, "_time_together", counted)
+    monkeypatch.setattr(timing, "_batch", crowded_batch)
+    monkeypatch.setattr(Trial, "ask", ask)
     with Judge(source("add_ref"), Options(timeout=120.0), "cpu") as judge:
         verdicts = judge.check_many([source("add_fast"), source("add_fast")])
     assert all(v.correct and v.timing is not None for v in verdicts), [v.reason for v in verdicts]
     assert together == [2, 1, 1]  # both at once ran out; then each alone, once
+    assert let_go[0] > 0 and let_go[1] == 0  # candidate 0 let go of the buffers it had been lent; 1 had none yet
+    monkeypatch.setattr(timing, "_batch", real_batch)
 
     def out(reference, trials, lending):
         together.append(len(trials))

@@ -549,6 +549,12 @@ class Sandbox:
                 torch.cuda.empty_cache()
         return {"kept": sorted(self.inputs)}
 
+    def unlend(self) -> dict[str, Any]:
+        """Let go of the judge's buffers for timed calls: mapped from its memory, they keep it from freeing them (it
+        times a batch again in fewer processes when its memory ran out, in buffers lent anew)."""
+        let_go, self.lent_slots = len(self.lent_slots), {}
+        return {"let_go": let_go}
+
     def _item(self, item: dict[str, Any], tensors: list[torch.Tensor]) -> Any:
         """One argument (or output buffer) of a timed call, as the judge handed it over."""
         if "value" in item:
@@ -733,6 +739,7 @@ def main(argv: list[str] | None = None) -> int:
         "knockout": box.knockout,
         "time": box.time,
         "forget": box.forget,
+        "unlend": box.unlend,
         "warm": warm_up,
     }
     handlers = {name: answering(handler) for name, handler in handlers.items()}

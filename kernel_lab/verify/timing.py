@@ -17,6 +17,7 @@ import os
 import secrets
 import statistics
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,13 +90,28 @@ def _fitted(reference: Reference, trials: list[Trial], lending: handover.Lending
         if not out_of_memory(err):
             raise
         said = own_memory(err, "timing the round")
-    spare(reference.scratch)
+    _unlend(reference, trials)
     if len(trials) > 1:
         half = len(trials) // 2
         return _fitted(reference, trials[:half], lending) + _fitted(reference, trials[half:], lending)
     if tries > 1:
         return _fitted(reference, trials, lending, tries - 1)
     return [Stopped(said, "out_of_memory")]
+
+
+def _unlend(reference: Reference, trials: list[Trial]) -> None:
+    """Every side of a batch that ran out lets go of the buffers it was lent, then this process frees them and its
+    spare memory: a buffer a process still maps stays allocated here, and the sides timed next get new ones."""
+    where, deadline = "letting go of its timing buffers", time.monotonic() + reference.options.timeout
+    with suppress(Stopped, Rejected):  # a side that does not answer is left for its timing to report
+        assert isinstance(reference.worker, Worker)
+        reference.worker.answer({"cmd": "unlend"}, deadline, where)
+    for trial in trials:
+        with suppress(Stopped, Rejected):
+            trial.ask({"cmd": "unlend"}, [], where)
+    if reference.scratch.type == "cuda":
+        handover.ipc_collect()
+    spare(reference.scratch)
 
 
 class Slots:
