@@ -44,7 +44,6 @@ from kernel_lab.verify.verdict import Verdict
 from kernel_lab.verify.workers import Stopped, Worker, ended
 
 T = TypeVar("T")
-#: a verdict's words when the judge's own process, not the candidate's, ran out of GPU memory
 JudgeEvents = Callable[[int, str], None]  # (candidate index, state)
 
 

@@ -30,6 +30,7 @@ REFERENCE_TIMEOUT = 600.0  # seconds the reference may take to load and make its
 #: timed calls a candidate makes at the least, per declared shape (timing's MIN_SAMPLES), for the CPU's estimate
 TIMED_CALLS = 10
 RESIDENT_SHARE = 0.25  # of the GPU's memory, at most, for the reference's results kept there (candidates need the rest)
+#: a verdict's words when the judge's own process, not the candidate's, ran out of GPU memory
 OWN_MEMORY = (
     "the GPU ran out of memory in Kernel Lab's own process (it keeps the reference's results and lends the inputs), "
     "not in the candidate's: ask for fewer candidates a round (--candidates, the candidates setting) or declare smaller "
