@@ -928,9 +928,8 @@ def test_tolerances_and_the_truth():
     assert against_truth(fp16, fp16, truth) is None
     assert compare(bf16, fp16, *tolerance(torch.float16, False, None, None))[0] is None  # the tolerance lets it by
     assert "lower precision" in against_truth(bf16, fp16, truth)  # the truth does not
-    kept = truth.float()  # the judge keeps the truth of a 16-bit output in float32: the same answers
-    assert against_truth(fp16, fp16, kept) is None and "lower precision" in against_truth(bf16, fp16, kept)
-    fp32 = truth.float()
+    fp32 = truth.float()  # also how the judge keeps the truth of a 16-bit output: the same answers
+    assert against_truth(fp16, fp16, fp32) is None and "lower precision" in against_truth(bf16, fp16, fp32)
     reordered = fp32 + 2 * torch.finfo(torch.float32).eps * fp32.abs().max()  # an honest sum in another order
     assert against_truth(reordered, fp32, truth) is None
     tf32 = (fp32.view(torch.int32) & ~0x1FFF).view(torch.float32)  # 10 bits of mantissa, as TF32 keeps
